@@ -1,0 +1,53 @@
+"""The ``ptxstatic`` command: a click group whose sub-commands load their modules on first use."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+from ptxstatic.errors import PtxstaticError
+
+#: command name -> "module:attribute" of its click command (imported only when the command runs)
+COMMANDS: dict[str, str] = {
+    "parse": "ptxstatic.cli.parse_cmd:parse",
+    "analyze": "ptxstatic.cli.analyze_cmd:analyze",
+}
+
+
+class LazyGroup(click.Group):
+    """A group that imports a command's module only when that command is invoked or listed."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module, attr = target.split(":")
+        return getattr(importlib.import_module(module), attr)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="ptxstatic")
+def cli() -> None:
+    """Static performance, power and energy analysis of CUDA PTX."""
+
+
+def main() -> None:
+    """Console-script entry point: user-facing errors become one message and exit status 2."""
+    try:
+        cli.main(standalone_mode=False)
+    except PtxstaticError as exc:
+        click.echo(exc.render(), err=True)
+        sys.exit(2)
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(2 if isinstance(exc, click.UsageError) else exc.exit_code)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
