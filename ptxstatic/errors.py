@@ -23,6 +23,8 @@ class SourceError(PtxstaticError):
     source_line: str = ""
 
     def __str__(self) -> str:
+        if self.line <= 0:
+            return f"{self.file}: error: {self.message}"
         return f"{self.file}:{self.line}:{self.column}: error: {self.message}"
 
     def render(self) -> str:

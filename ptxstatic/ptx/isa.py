@@ -179,7 +179,7 @@ class OpInfo:
     @property
     def is_load(self) -> bool:
         """Whether the instruction writes a register with a value read from memory."""
-        return self.opcode in _LOADS or self.group == ATOMIC and self.opcode == "atom"
+        return self.opcode in _LOADS or (self.group == ATOMIC and self.opcode == "atom")
 
     @property
     def is_store(self) -> bool:
@@ -221,7 +221,7 @@ def _group(opcode: str, space: str, dtype: str) -> str:
         return "mem." + {"tex": "texture", "surf": "texture"}.get(space, space or "generic")
     if opcode in _TEXTURE_OPS:
         return MEM_TEXTURE
-    if opcode in _SPECIAL_OPS or opcode == "div" and dtype and dtype not in _INT_TYPES:
+    if opcode in _SPECIAL_OPS or (opcode == "div" and dtype and dtype not in _INT_TYPES):
         return SPECIAL
     if opcode in _TYPED_ARITH or opcode == "div":
         if dtype in _HALF_TYPES:

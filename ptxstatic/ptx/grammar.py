@@ -1,0 +1,66 @@
+"""Loading the Lark PTX grammar (``grammars/ptx.lark``) and describing its terminals in error messages."""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib import resources
+from pathlib import Path
+
+from lark import Lark
+
+START_RULES = ["module", "top_stmt", "func_head", "stmt", "section_item"]
+
+
+def grammar_path() -> Path:
+    """The grammar file: inside the installed package, or in the source tree's ``grammars/``."""
+    packaged = resources.files("ptxstatic") / "_grammars" / "ptx.lark"
+    if packaged.is_file():
+        return Path(str(packaged))
+    return Path(__file__).resolve().parents[2] / "grammars" / "ptx.lark"
+
+
+@cache
+def lark_parser() -> Lark:
+    """The LALR parser for every start rule (built once per process, about 0.1 s)."""
+    return Lark(
+        grammar_path().read_text(),
+        parser="lalr",
+        lexer="contextual",
+        start=START_RULES,
+        propagate_positions=True,
+        maybe_placeholders=True,
+    )
+
+
+_NAMED = {
+    "WORD": "an opcode, label or symbol",
+    "REG": "a register",
+    "NUMBER": "a number",
+    "STRING": "a string",
+    "DOTWORD": "a directive or type such as .b32",
+    "SPACE": "a state space such as .reg or .shared",
+    "LINKAGE": ".visible, .extern, .weak or .common",
+    "FUNC_KIND": ".entry or .func",
+    "PERF_DIR": "a performance directive such as .maxntid",
+    "$END": "end of input",
+}
+
+
+def describe_terminal(name: str) -> str:
+    """A terminal name as a user reads it: ``';'`` rather than ``SEMICOLON``."""
+    if name in _NAMED:
+        return _NAMED[name]
+    try:
+        pattern = lark_parser().get_terminal(name).pattern
+    except KeyError:
+        return name
+    if pattern.type == "str":
+        return repr(pattern.value).replace('"', "'")
+    return name.lower()
+
+
+def describe_expected(names: set[str] | frozenset[str]) -> str:
+    shown = sorted({describe_terminal(n) for n in names})
+    if len(shown) > 6:
+        shown = [*shown[:6], "..."]
+    return ", ".join(shown)

@@ -1,0 +1,383 @@
+"""Parsing PTX text into a :class:`~ptxstatic.ptx.ast.Module`.
+
+Two paths give the same AST:
+
+* :func:`parse_reference` runs the Lark LALR grammar over the whole file.
+* :func:`parse_text` (the default) splits the file into statements with one regular expression, and parses
+  each statement with the same grammar, but only once per *statement shape*: the statement with its values
+  (registers, symbols, numbers, strings) taken out. The builder compiles each shape's AST into a function
+  of those values, so a file of 25,000 lines with a few hundred shapes costs a few hundred Lark parses.
+
+Errors are :class:`~ptxstatic.errors.SourceError` (``FILE:LINE:COL: error: ...``). With ``recover=True``
+a function containing an error is skipped, the error is kept in ``Module.errors``, and parsing goes on at
+the next function.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lark import Token, Tree
+from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+
+from ptxstatic.errors import SourceError
+from ptxstatic.ptx import ast as A
+from ptxstatic.ptx.builder import TEMPLATE_NAMESPACE, Builder, template_source
+from ptxstatic.ptx.grammar import describe_expected, describe_terminal, lark_parser
+from ptxstatic.ptx.source_map import attach_source_locations
+
+# ----------------------------------------------------------------------------------- lexical pieces
+_COMMENT = re.compile(r'"(?:\\.|[^"\\\n])*"|//[^\n]*|/\*[\s\S]*?\*/')
+
+_STATEMENT = re.compile(
+    r"""[ \t\r\n]*+(?:
+      (?P<brace>[{}])
+    | (?P<label>[A-Za-z_$][\w$]*+)[ \t\r\n]*:(?!:)
+    | (?P<line>\.(?:loc|file|version|target|address_size|section)(?![\w$])[^\n{};]*)
+    | (?P<data>\.b(?:8|16|32|64)(?![\w$])[^\n{};]*)
+    | (?P<stmt>(?:[^;{}"]++|"(?:\\.|[^"\\\n])*"|\{(?:[^{};]|\{[^{};]*\})*\})+;)
+    | (?P<head>[^;{}"]+)(?=\{)
+    )""",
+    re.X,
+)
+_TRAILING_SPACE = re.compile(r"[ \t\r\n]*\Z")
+
+
+def _terminal(name: str) -> str:
+    """A terminal's regex from the grammar, its groups made non-capturing."""
+    return re.sub(r"(?<!\\)\((?!\?)", "(?:", lark_parser().get_terminal(name).pattern.to_regexp())
+
+
+def _value_pattern() -> re.Pattern[str]:
+    """Regexes that find the *values* of a statement: the grammar's STRING, NUMBER, REG and WORD tokens.
+
+    WORD-shaped keywords of the grammar (``generic``, ``function_name``, ...) are not values: they stay in
+    the shape.
+    """
+    word = re.compile(_terminal("WORD"))
+    keywords = sorted(
+        t.pattern.value for t in lark_parser().terminals
+        if t.pattern.type == "str" and word.fullmatch(t.pattern.value)
+    )
+    kw = "|".join(re.escape(k) for k in keywords)
+    body = (  # each alternative guarded by its first character, which is cheaper than trying them all
+        f"(?=%){_terminal('REG')}|(?=[A-Za-z_$])(?!(?:{kw})(?![\\w$.])){_terminal('WORD')}"
+        f"|(?=\\d){_terminal('NUMBER')}|(?=\"){_terminal('STRING')}"
+    )
+    return re.compile(r"(?<![\w$.%])(" + body + ")")
+
+
+@dataclass
+class _Shape:
+    """What is known about one statement shape: which values are fixed, and one function per fixed set."""
+
+    fixed: tuple[int, ...] = ()
+    builders: dict[tuple[str, ...], Callable[..., Any]] = field(default_factory=dict)
+    cacheable: bool = True
+
+
+class StatementParser:
+    """Parses single statements through the grammar, caching one compiled builder per statement shape."""
+
+    def __init__(self) -> None:
+        self._value_re = _value_pattern()
+        self._shapes: dict[tuple[str, str, str], _Shape] = {}
+
+    def parse(self, rule: str, text: str, filename: str, line: int, col: int, source: str) -> Any:
+        parts = self._value_re.split(text)  # text, value, text, value, ..., text
+        values = parts[1::2]
+        # the shape: the text around the values, and each value's first character (its token kind)
+        shape_key = (rule, "\x00".join(parts[0::2]), "".join([v[0] for v in values]))
+        shape = self._shapes.get(shape_key)
+        if shape is not None and shape.cacheable:
+            build = shape.builders.get(tuple([values[i] for i in shape.fixed]) if shape.fixed else ())
+            if build is not None:
+                try:
+                    return build(values, line, col)
+                except ValueError:
+                    pass  # a value of the wrong kind for its place: let the grammar report it
+        tree = self._lark(rule, text, filename, line, col, source)
+        if len(self._shapes) > 200_000:
+            self._shapes.clear()
+        shape = self._shapes.setdefault(shape_key, _Shape())
+        if shape.cacheable:
+            self._compile(shape, tree, text, values, filename, line, col)
+        return Builder(filename, source, line, col).transform(tree)
+
+    def _lark(self, rule: str, text: str, filename: str, line: int, col: int, source: str) -> Tree:
+        try:
+            return lark_parser().parse(text, start=rule)
+        except UnexpectedInput as exc:
+            raise _error(exc, filename, text, line, col, source) from None
+
+    def _compile(self, shape: _Shape, tree: Tree, text: str, values: list[str], filename: str,
+                 line: int, col: int) -> None:
+        spans = [m.span() for m in self._value_re.finditer(text)]
+        tokens = {(t.start_pos, t.end_pos) for t in tree.scan_values(lambda t: isinstance(t, Token))}
+        if any(s not in tokens for s in spans):
+            shape.cacheable = False  # the grammar tokenises this shape differently: always parse it
+            return
+        builder = Builder(filename, text, line, col, slots={s[0]: i for i, s in enumerate(spans)})
+        template = builder.transform(tree)
+        fixed = tuple(i for i in range(len(spans)) if i not in builder.used)
+        if shape.builders and fixed != shape.fixed:
+            shape.cacheable = False
+            return
+        shape.fixed = fixed
+        fn = eval(f"lambda v, L, C: {template_source(template)}", TEMPLATE_NAMESPACE)
+        shape.builders[tuple(values[i] for i in fixed)] = fn
+
+
+_statements: StatementParser | None = None
+
+
+def _statement_parser() -> StatementParser:
+    global _statements
+    if _statements is None:
+        _statements = StatementParser()
+    return _statements
+
+
+# ------------------------------------------------------------------------------------------ errors
+def _error(exc: UnexpectedInput, filename: str, text: str, line0: int, col0: int, source: str) -> SourceError:
+    rel_line = getattr(exc, "line", 1) or 1
+    rel_col = getattr(exc, "column", 1) or 1
+    if isinstance(exc, UnexpectedEOF) or getattr(getattr(exc, "token", None), "type", "") == "$END":
+        end = len(text.rstrip())
+        rel_line = text.count("\n", 0, end) + 1
+        rel_col = end - (text.rfind("\n", 0, end) + 1) + 1
+    line = line0 + rel_line - 1
+    col = col0 + rel_col - 1 if rel_line == 1 else rel_col
+    if isinstance(exc, UnexpectedToken):
+        tok = exc.token
+        found = "end of statement" if tok.type == "$END" else f"{describe_terminal(tok.type)} {str(tok)!r}"
+        msg = f"unexpected {found}; expected {describe_expected(exc.accepts or exc.expected)}"
+    elif isinstance(exc, UnexpectedCharacters):
+        msg = f"unexpected character {text[exc.pos_in_stream]!r}"
+        if exc.allowed:
+            msg += f"; expected {describe_expected(exc.allowed)}"
+    elif isinstance(exc, UnexpectedEOF):
+        msg = f"unexpected end of input; expected {describe_expected(set(exc.expected))}"
+    else:
+        msg = str(exc).splitlines()[0]
+    return SourceError(filename, line, col, msg, _line_of(source, line))
+
+
+def _line_of(source: str, line: int) -> str:
+    start = 0
+    for _ in range(line - 1):
+        start = source.find("\n", start) + 1
+        if start == 0:
+            return ""
+    end = source.find("\n", start)
+    return source[start:] if end < 0 else source[start:end]
+
+
+# ------------------------------------------------------------------------------------- the fast path
+def _strip_comments(text: str) -> str:
+    if "/" not in text:
+        return text
+
+    def blank(m: re.Match[str]) -> str:
+        s = m.group()
+        if s[0] == '"':
+            return s
+        return re.sub(r"[^\n]", " ", s)
+
+    return _COMMENT.sub(blank, text)
+
+
+class _Frame:
+    """An open ``{`` scope: a function body, a nested block or a section."""
+
+    __slots__ = ("items", "kind", "line", "owner")
+
+    def __init__(self, kind: str, owner: Any, line: int) -> None:
+        self.kind = kind  # "function", "block" or "section"
+        self.items: list[Any] = []
+        self.owner = owner
+        self.line = line
+
+
+def parse_text(text: str, filename: str = "<ptx>", recover: bool = False) -> A.Module:
+    """Parse PTX text. Raises :class:`SourceError` on the first error unless ``recover`` is set."""
+    sp = _statement_parser()
+    clean = _strip_comments(text)
+    items: list[A.TopItem] = []
+    errors: list[SourceError] = []
+    stack: list[_Frame] = []
+    pending: Any = None  # a function header or section name waiting for its "{"
+    pos, line, line_start = 0, 1, 0
+    n = len(clean)
+    match = _STATEMENT.match
+
+    while pos < n:
+        m = match(clean, pos)
+        if m is None:
+            if _TRAILING_SPACE.match(clean, pos):
+                break
+            start = pos + len(clean[pos:]) - len(clean[pos:].lstrip())
+            line += clean.count("\n", pos, start)
+            col = start - clean.rfind("\n", 0, start)
+            err = SourceError(filename, line, col, "unterminated statement; expected ';'", _line_of(text, line))
+            if not recover:
+                raise err
+            errors.append(err)
+            break
+        kind = m.lastgroup
+        start = m.start(kind)
+        nl = clean.count("\n", pos, start)
+        if nl:
+            line += nl
+            line_start = clean.rfind("\n", 0, start) + 1
+        col = start - line_start + 1
+        body = m.group(kind)
+        end = m.end()
+        try:
+            pending = _dispatch(sp, kind, body, filename, line, col, text, items, stack, pending)
+        except SourceError as err:
+            if not recover:
+                raise
+            errors.append(err)
+            end, pending = _resync(clean, m.end(), stack)
+        nl = clean.count("\n", start, end)
+        if nl:
+            line += nl
+            line_start = clean.rfind("\n", 0, end) + 1
+        pos = end
+
+    if stack or pending is not None:
+        what = stack[-1].owner if stack else pending
+        name = getattr(what, "name", what)
+        line_open = stack[-1].line if stack else line
+        err = SourceError(filename, line_open, 1, f"'{{' of {name} is never closed; expected '}}'",
+                          _line_of(text, line_open))
+        if not recover:
+            raise err
+        errors.append(err)
+    module = A.Module(filename, items, errors)
+    attach_source_locations(module)
+    return module
+
+
+def _dispatch(sp: StatementParser, kind: str, body: str, filename: str, line: int, col: int, text: str,
+              items: list, stack: list[_Frame], pending: Any) -> Any:
+    """Handle one statement of the splitter; returns the new pending header/section."""
+    top = stack[-1] if stack else None
+
+    def fail(msg: str) -> SourceError:
+        return SourceError(filename, line, col, msg, _line_of(text, line))
+
+    if kind == "brace":
+        if body == "{":
+            if pending is not None:
+                frame_kind = "section" if isinstance(pending, str) else "function"
+                stack.append(_Frame(frame_kind, pending, line))
+                return None
+            if top is None or (top.kind != "function" and top.kind != "block"):
+                raise fail("unexpected '{'")
+            stack.append(_Frame("block", None, line))
+            return None
+        if top is None:
+            raise fail("unexpected '}' with no open '{'")
+        stack.pop()
+        _close(top, items, stack)
+        return None
+    if pending is not None:
+        raise fail("expected '{' after " + ("the .section name" if isinstance(pending, str) else "function header"))
+    if top is None:
+        if kind == "head":
+            return sp.parse("func_head", body.rstrip(), filename, line, col, text)
+        if kind == "line" and body.startswith(".section"):
+            name = body.split()
+            if len(name) != 2:
+                raise fail("expected one section name after .section")
+            return name[1]
+        if kind in ("label", "data"):
+            raise fail(f"unexpected {'label' if kind == 'label' else body.split()[0]} outside a function or section")
+        items.append(sp.parse("top_stmt", body, filename, line, col, text))
+        return None
+    if top.kind == "section":
+        if kind == "label":
+            top.items.append(A.SectionEntry("", (), body))
+        elif kind == "data":
+            top.items.append(sp.parse("section_item", body, filename, line, col, text))
+        else:
+            raise fail("expected a label or a .b8/.b16/.b32/.b64 line inside a section")
+        return None
+    if kind == "label":
+        top.items.append(A.Label(body, line, col))
+    elif kind == "head":
+        raise fail("expected ';' before '{'")
+    elif kind == "data" or (kind == "line" and not body.startswith(".loc")):
+        raise fail(f"{body.split()[0]} is not allowed inside a function")
+    else:
+        top.items.append(sp.parse("stmt", body, filename, line, col, text))
+    return None
+
+
+def _close(frame: _Frame, items: list, stack: list[_Frame]) -> None:
+    if frame.kind == "section":
+        items.append(A.Section(frame.owner[1:], tuple(frame.items), frame.line))
+    elif frame.kind == "function":
+        frame.owner.body = tuple(frame.items)
+        items.append(frame.owner)
+    else:
+        stack[-1].items.append(A.Block(tuple(frame.items), frame.line))
+
+
+def _resync(clean: str, pos: int, stack: list[_Frame]) -> tuple[int, None]:
+    """After an error, skip to the end of the enclosing function (or the current top-level statement)."""
+    if not stack:
+        j = clean.find(";", pos)
+        brace = clean.find("{", pos)
+        if brace != -1 and (j == -1 or brace < j):  # a broken function header: skip its body
+            stack.append(_Frame("function", None, 0))
+            pos = brace + 1
+        else:
+            return (len(clean) if j == -1 else j + 1), None
+    depth = len(stack)
+    stack.clear()
+    i = pos
+    while depth and i < len(clean):
+        c = clean[i]
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+        elif c == '"':
+            close = clean.find('"', i + 1)
+            i = close if close != -1 else len(clean)
+        i += 1
+    return i, None
+
+
+# -------------------------------------------------------------------------------- the reference path
+def parse_reference(text: str, filename: str = "<ptx>") -> A.Module:
+    """Parse with the Lark grammar over the whole file (slower; the fast path must agree with it)."""
+    try:
+        tree = lark_parser().parse(text, start="module")
+    except UnexpectedInput as exc:
+        raise _error(exc, filename, text, 1, 1, text) from None
+    except LarkError as exc:  # pragma: no cover - grammar bugs
+        raise SourceError(filename, 1, 1, str(exc)) from None
+    module = A.Module(filename, Builder(filename, text).transform(tree))
+    attach_source_locations(module)
+    return module
+
+
+def parse_file(path: str | Path, recover: bool = False) -> A.Module:
+    """Read and parse a PTX file; bad UTF-8 or an unreadable file is a :class:`SourceError` too."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        line = p.read_bytes()[: exc.start].count(b"\n") + 1
+        raise SourceError(str(path), line, 1, "file is not UTF-8 text (is it a cubin or an object file?)") from None
+    except OSError as exc:
+        raise SourceError(str(path), 0, 0, exc.strerror or str(exc)) from None
+    return parse_text(text, str(path), recover=recover)

@@ -1,0 +1,60 @@
+"""The source map: ``.loc`` / ``.file`` directives turned into a ``.cu`` position on every instruction."""
+
+from __future__ import annotations
+
+from ptxstatic.ptx import ast as A
+
+
+def debug_strings(module: A.Module) -> dict[str, str]:
+    """Labels of ``.section .debug_str`` mapped to the NUL-terminated strings that follow them."""
+    out: dict[str, str] = {}
+    for sec in module.items:
+        if not isinstance(sec, A.Section) or sec.name != "debug_str":
+            continue
+        label, buf = "", bytearray()
+        for e in sec.entries:
+            if e.label:
+                label, buf = e.label, bytearray()
+            elif e.directive == "b8" and label:
+                for item in e.items:
+                    if isinstance(item, A.Imm):
+                        b = int(item.value)
+                        if b == 0:
+                            out[label] = buf.decode("utf-8", "replace")
+                            label = ""
+                            break
+                        buf.append(b & 0xFF)
+    return out
+
+
+def attach_source_locations(module: A.Module) -> None:
+    """Set ``Instruction.loc`` from the ``.loc`` directive in force before each instruction."""
+    files = {i: f.path for i, f in module.files.items()}
+    names: dict[str, str] | None = None
+    cache: dict[tuple, A.SourceLoc | None] = {}
+    for fn in module.functions:
+        if fn.body is None:
+            continue
+        current: A.SourceLoc | None = None
+        for s in fn.statements:
+            if isinstance(s, A.Instruction):
+                s.loc = current
+            elif isinstance(s, A.LocDirective):
+                key = (s.file, s.line, s.column, s.function_name, s.inlined_at)
+                if key not in cache:
+                    if s.function_name and names is None:
+                        names = debug_strings(module)
+                    cache[key] = _loc(s, files, names or {})
+                current = cache[key]
+
+
+def _loc(d: A.LocDirective, files: dict[int, str], names: dict[str, str]) -> A.SourceLoc | None:
+    if d.line == 0:
+        return None
+    caller = None
+    if d.inlined_at is not None:
+        f, line, col = d.inlined_at
+        caller = A.SourceLoc(files.get(f, f"<file {f}>"), line, col)
+    return A.SourceLoc(
+        files.get(d.file, f"<file {d.file}>"), d.line, d.column, caller, names.get(d.function_name, d.function_name)
+    )
