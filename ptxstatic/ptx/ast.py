@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Union
 
 from ptxstatic.ptx.isa import OpInfo, op_info
 
@@ -78,7 +77,7 @@ class Addr:
     extra: tuple[Operand, ...] = ()
 
 
-Operand = Union[Reg, Imm, Sym, Neg, Pair, Vec, Tup, Addr]
+Operand = Reg | Imm | Sym | Neg | Pair | Vec | Tup | Addr
 
 # ------------------------------------------------------------------------------------ initialisers
 
@@ -104,8 +103,8 @@ class InitList:
     items: tuple[Init, ...]
 
 
-Expr = Union[Imm, Sym, BinOp, Generic]
-Init = Union[Expr, InitList]
+Expr = Imm | Sym | BinOp | Generic
+Init = Expr | InitList
 
 # --------------------------------------------------------------------------------------- statements
 
@@ -215,7 +214,7 @@ class BranchTargets:
     line: int = field(default=0, compare=False)
 
 
-Statement = Union[Instruction, Label, VarDecl, LocDirective, Pragma, Block, CallPrototype, BranchTargets]
+Statement = Instruction | Label | VarDecl | LocDirective | Pragma | Block | CallPrototype | BranchTargets
 
 # ----------------------------------------------------------------------------------- module level
 
@@ -301,7 +300,7 @@ class Directive:
     line: int = field(default=0, compare=False)
 
 
-TopItem = Union[Directive, FileDirective, LocDirective, Pragma, VarDecl, Function, Section]
+TopItem = Directive | FileDirective | LocDirective | Pragma | VarDecl | Function | Section
 
 
 @dataclass(slots=True, eq=False)
