@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
+
+from ptxstatic.analysis.registers import defs_uses, has_destination
+from ptxstatic.ptx.ast import Function, Instruction
 
 #: dependency kinds, in the order models encode them
 DEP_KINDS = ("none", "arith", "global_load", "shared_load", "other_mem")
 
 
-@dataclass(frozen=True, slots=True)
-class SeqItem:
-    """What a sequence model sees of one instruction."""
+class SeqItem(NamedTuple):
+    """What a sequence model sees of one instruction (an immutable, hashable record)."""
 
     opcode: str  # canonical opcode from the ISA table: "ld", "fma", "cp.async.bulk.tensor"
     group: str  # ISA group (ptxstatic.ptx.isa.GROUPS)
@@ -26,3 +28,44 @@ class SeqItem:
     @property
     def n_operands(self) -> int:
         return self.n_src + self.n_dst
+
+
+def dep_kind_of(producer: Instruction) -> str:
+    """What kind of value an instruction produces, as a dependency of a later one."""
+    info = producer.info
+    if not info.is_load:
+        return "arith"
+    if info.space == "global":
+        return "global_load"
+    if info.space == "shared":
+        return "shared_load"
+    return "other_mem"
+
+
+def kernel_sequence(fn: Function) -> list[SeqItem]:
+    """The function's instructions in program order, each with the exact distance back to the closest
+    instruction that wrote one of its inputs (0 when none did) and that producer's kind."""
+    last_writer: dict[str, int] = {}
+    kinds: list[str] = []
+    out: list[SeqItem] = []
+    static: dict[str, tuple] = {}  # opcode token -> (opcode, group, space, dtype, vec, kind as producer)
+    for i, ins in enumerate(fn.instructions):
+        defs, uses = defs_uses(ins)
+        producer = -1
+        for r in uses:
+            w = last_writer.get(r, -1)
+            if w > producer:
+                producer = w
+        st = static.get(ins.opcode)
+        if st is None:
+            info = ins.info
+            st = static[ins.opcode] = (info.opcode, info.group, info.space, info.dtype, info.vec, dep_kind_of(ins))
+        kinds.append(st[5])
+        n_dst = 1 if has_destination(ins) else 0
+        out.append(SeqItem(
+            st[0], st[1], st[2], st[3], st[4], len(ins.operands) - n_dst, n_dst, ins.guard is not None,
+            i - producer if producer >= 0 else 0, kinds[producer] if producer >= 0 else "none",
+        ))
+        for r in defs:
+            last_writer[r] = i
+    return out

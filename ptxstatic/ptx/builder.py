@@ -216,7 +216,7 @@ class Builder(Transformer):
         return word + (f"({', '.join(str(t) for t in c[1:])})" if len(c) > 1 else "")
 
     def declarator(self, c: list) -> A.Declarator:
-        return A.Declarator(self._v(c[0]))
+        return A.Declarator(self._v(c[0]), None, c[1] if len(c) > 1 else ())
 
     def reg_range(self, c: list) -> A.Declarator:
         return A.Declarator(self._v(c[0]), self._int(self._v(c[1]), c[1]))
