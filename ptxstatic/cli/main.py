@@ -39,7 +39,7 @@ def cli() -> None:
 def main() -> None:
     """Console-script entry point: user-facing errors become one message and exit status 2."""
     try:
-        cli.main(standalone_mode=False)
+        status = cli.main(standalone_mode=False)
     except PtxstaticError as exc:
         click.echo(exc.render(), err=True)
         sys.exit(2)
@@ -51,3 +51,5 @@ def main() -> None:
         sys.exit(2 if isinstance(exc, click.UsageError) else exc.exit_code)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
+    if isinstance(status, int):  # ctx.exit(N) inside a command returns N in non-standalone mode
+        sys.exit(status)

@@ -154,7 +154,11 @@ def _error(exc: UnexpectedInput, filename: str, text: str, line0: int, col0: int
     col = col0 + rel_col - 1 if rel_line == 1 else rel_col
     if isinstance(exc, UnexpectedToken):
         tok = exc.token
-        found = "end of statement" if tok.type == "$END" else f"{describe_terminal(tok.type)} {str(tok)!r}"
+        if tok.type == "$END":
+            found = "end of statement"
+        else:
+            kind = describe_terminal(tok.type)
+            found = repr(str(tok)) + ("" if kind.startswith("'") else f" ({kind})")
         msg = f"unexpected {found}; expected {describe_expected(exc.accepts or exc.expected)}"
     elif isinstance(exc, UnexpectedCharacters):
         msg = f"unexpected character {text[exc.pos_in_stream]!r}"

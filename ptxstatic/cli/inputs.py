@@ -1,0 +1,65 @@
+"""Turning command-line inputs (PTX files, .cu files, directories, ``-``) into parsed modules."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import click
+
+from ptxstatic.errors import PtxstaticError, SourceError
+from ptxstatic.ptx.ast import Module
+from ptxstatic.ptx.nvcc import compile_to_ptx
+from ptxstatic.ptx.parser import parse_file, parse_text
+
+PTX_SUFFIXES = (".ptx",)
+CUDA_SUFFIXES = (".cu",)
+
+
+def expand(paths: tuple[str, ...]) -> list[str]:
+    """Files named on the command line, directories expanded to the .ptx and .cu files under them."""
+    out: list[str] = []
+    for p in paths:
+        if p == "-":
+            out.append(p)
+            continue
+        path = Path(p)
+        if path.is_dir():
+            found = sorted(
+                str(f) for f in path.rglob("*") if f.is_file() and f.suffix in PTX_SUFFIXES + CUDA_SUFFIXES
+            )
+            if not found:
+                raise PtxstaticError(f"{p}: no .ptx or .cu files in this directory")
+            out += found
+        elif path.exists():
+            out.append(p)
+        else:
+            raise PtxstaticError(f"{p}: no such file or directory")
+    return out
+
+
+def load(path: str, nvcc_flags: str, recover: bool) -> Module:
+    """Parse one input: ``-`` is standard input, ``.cu`` is compiled with nvcc first."""
+    if path == "-":
+        return parse_text(sys.stdin.read(), "<stdin>", recover=recover)
+    if path.endswith(CUDA_SUFFIXES):
+        return parse_text(compile_to_ptx(path, nvcc_flags), path, recover=recover)
+    return parse_file(path, recover=recover)
+
+
+def modules(paths: tuple[str, ...], nvcc_flags: str) -> Iterator[Module]:
+    """Parse each input with recovery; errors are reported on stderr and remembered in ``Module.errors``.
+
+    A file that cannot be read or compiled at all yields an empty module holding its error.
+    """
+    for path in expand(paths):
+        try:
+            module = load(path, nvcc_flags, recover=True)
+        except SourceError as err:
+            module = Module(path, [], [err])
+        except PtxstaticError as err:
+            module = Module(path, [], [err])
+        for err in module.errors:
+            click.echo(err.render(), err=True)
+        yield module

@@ -1,0 +1,34 @@
+"""``ptxstatic parse``: parse PTX and summarise it, or dump the AST as JSON."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from ptxstatic.cli import options
+from ptxstatic.cli.inputs import modules
+
+
+@click.command()
+@click.argument("files", nargs=-1, required=True)
+@options.output_format("text", "json")
+@options.nvcc_flags
+@click.pass_context
+def parse(ctx: click.Context, files: tuple[str, ...], fmt: str, nvcc_flags: str) -> None:
+    """Parse PTX FILES (.ptx, .cu compiled with nvcc, directories, or - for stdin)."""
+    from ptxstatic.ptx.to_json import module_json
+    from ptxstatic.report.analysis_text import parse_summary
+
+    failed = False
+    dumped = []
+    for m in modules(files, nvcc_flags):
+        failed |= bool(m.errors)
+        if fmt == "json":
+            dumped.append(module_json(m))
+        elif m.items:
+            click.echo(parse_summary(m))
+    if fmt == "json":
+        click.echo(json.dumps(dumped if len(dumped) != 1 else dumped[0], indent=1))
+    if failed:
+        ctx.exit(2)
