@@ -58,7 +58,7 @@ def def_use(cfg: BlockGraph) -> DefUse:
     for blk in cfg.blocks:
         last: dict[str, int] = {}  # register -> bit of its last definition in the block
         for j in range(blk.start, blk.start + len(blk.instructions)):
-            for r, b in zip(ins_defs[j], bit_of[j]):
+            for r, b in zip(ins_defs[j], bit_of[j], strict=True):
                 last[r] = b
         g = k = 0
         for r, b in last.items():

@@ -273,8 +273,9 @@ def op_info(token: str) -> OpInfo:
         space = "generic"
     group = _group(opcode, space, types[0] if types else "")
     return OpInfo(
-        opcode=opcode, group=group, space=space, spaces=tuple(spaces), types=tuple(types), vec=vec, rounding=rounding, cmp=cmp,
-        order=order, scope=scope, cache=tuple(cache), sync=sync, aligned=aligned, other=tuple(other),
+        opcode=opcode, group=group, space=space, spaces=tuple(spaces), types=tuple(types), vec=vec,
+        rounding=rounding, cmp=cmp, order=order, scope=scope, cache=tuple(cache), sync=sync, aligned=aligned,
+        other=tuple(other),
     )
 
 
