@@ -1,0 +1,116 @@
+"""Launch specifications: grid, block, dynamic shared memory and kernel arguments.
+
+Written on the command line as ``--grid 128,1,1 --block 256 --arg n=4096 --arg x=buf:f32:4096:iota``
+or as JSON (``Launch.to_dict`` / ``Launch.from_dict``), the same form the microbenchmark manifests use.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from ptxstatic.errors import PtxstaticError
+
+#: buffer fill patterns: zeros, ones, iota (0, 1, 2, ...), random (uniform [0, 1) or integers, seeded), const:V
+FILLS = ("zeros", "ones", "iota", "random", "const")
+
+
+def dim3(text: str | int | list | tuple) -> tuple[int, int, int]:
+    """``128`` / ``128,2`` / ``[128, 2, 1]`` -> (128, 2, 1)."""
+    if isinstance(text, int):
+        parts = [text]
+    elif isinstance(text, (list, tuple)):
+        parts = list(text)
+    else:
+        try:
+            parts = [int(p) for p in str(text).replace("x", ",").split(",") if p.strip()]
+        except ValueError:
+            raise PtxstaticError(f"bad dimensions {text!r}: expected X[,Y[,Z]] with positive integers") from None
+    if not 1 <= len(parts) <= 3 or any(not isinstance(p, int) or p < 1 for p in parts):
+        raise PtxstaticError(f"bad dimensions {text!r}: expected X[,Y[,Z]] with positive integers")
+    return tuple(parts + [1] * (3 - len(parts)))  # type: ignore[return-value]
+
+
+@dataclass
+class Buffer:
+    """A device buffer argument: element type, element count, fill pattern, and whether it is an output."""
+
+    dtype: str
+    count: int
+    fill: str = "zeros"
+    value: float = 0.0  # for fill "const"
+    seed: int = 0  # for fill "random"
+    output: bool = False
+
+    @property
+    def nbytes(self) -> int:
+        from ptxstatic.ptx.isa import TYPE_BITS
+
+        return self.count * max(1, TYPE_BITS.get(self.dtype, 8) // 8)
+
+
+@dataclass
+class Launch:
+    grid: tuple[int, int, int] = (1, 1, 1)
+    block: tuple[int, int, int] = (1, 1, 1)
+    shared_bytes: int = 0  # dynamic shared memory
+    args: dict[str, int | float | Buffer] = field(default_factory=dict)  # by parameter name or index "0", "1"
+
+    @property
+    def threads_per_block(self) -> int:
+        return self.block[0] * self.block[1] * self.block[2]
+
+    @property
+    def blocks(self) -> int:
+        return self.grid[0] * self.grid[1] * self.grid[2]
+
+    @property
+    def threads(self) -> int:
+        return self.blocks * self.threads_per_block
+
+    def to_dict(self) -> dict:
+        return {
+            "grid": list(self.grid), "block": list(self.block), "shared_bytes": self.shared_bytes,
+            "args": {k: asdict(v) if isinstance(v, Buffer) else v for k, v in self.args.items()},
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Launch:
+        try:
+            args = {
+                str(k): Buffer(**v) if isinstance(v, dict) else v for k, v in (d.get("args") or {}).items()
+            }
+            return cls(dim3(d.get("grid", 1)), dim3(d.get("block", 1)), int(d.get("shared_bytes", 0)), args)
+        except TypeError as exc:
+            raise PtxstaticError(f"bad launch specification: {exc}") from None
+
+
+def parse_arg(text: str) -> tuple[str, int | float | Buffer]:
+    """``n=4096``, ``alpha=1.5``, ``x=buf:f32:4096[:fill[:value-or-seed]][:out]``."""
+    name, eq, value = text.partition("=")
+    if not eq or not name:
+        raise PtxstaticError(f"bad --arg {text!r}: expected NAME=VALUE or NAME=buf:TYPE:COUNT[:FILL][:out]")
+    if value.startswith("buf:"):
+        parts = value.split(":")[1:]
+        output = parts[-1] == "out"
+        if output:
+            parts = parts[:-1]
+        if len(parts) < 2:
+            raise PtxstaticError(f"bad buffer {value!r}: expected buf:TYPE:COUNT[:FILL[:VALUE]][:out]")
+        try:
+            count = int(parts[1])
+        except ValueError:
+            raise PtxstaticError(f"bad buffer {value!r}: COUNT must be an integer") from None
+        fill = parts[2] if len(parts) > 2 else "zeros"
+        if fill not in FILLS:
+            raise PtxstaticError(f"bad buffer fill {fill!r}: one of {', '.join(FILLS)}")
+        extra = float(parts[3]) if len(parts) > 3 else 0.0
+        buf = Buffer(parts[0], count, fill, extra if fill == "const" else 0.0,
+                     int(extra) if fill == "random" else 0, output)
+        return name, buf
+    try:
+        return name, int(value, 0)
+    except ValueError:
+        try:
+            return name, float(value)
+        except ValueError:
+            raise PtxstaticError(f"bad --arg {text!r}: VALUE must be a number or a buf: spec") from None

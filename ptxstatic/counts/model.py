@@ -1,0 +1,60 @@
+"""Basic-block execution counts for one kernel launch, whichever way they were obtained.
+
+Counts are totals over all threads (as in CUDA Flux): a block entered by 32 threads of one warp, 10 times,
+counts 320. Device functions have their own blocks, counted over every call.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ptxstatic.counts.launch import Launch
+from ptxstatic.errors import PtxstaticError
+
+#: where counts came from: a full instrumented run, a sampled run extrapolated to the grid, or static analysis
+SOURCES = ("gpu", "gpu-sampled", "static")
+
+
+@dataclass
+class BlockCounts:
+    kernel: str
+    launch: Launch
+    source: str  # one of SOURCES
+    counts: dict[str, dict[int, float]]  # function name -> block id -> executions summed over threads
+    exact: dict[str, dict[int, bool]] = field(default_factory=dict)  # static estimates: which are exact
+    notes: list[str] = field(default_factory=list)
+
+    def of(self, function: str) -> dict[int, float]:
+        return self.counts.get(function, {})
+
+    def to_dict(self) -> dict:
+        return {
+            "kernel": self.kernel, "launch": self.launch.to_dict(), "source": self.source,
+            "counts": {f: {str(b): c for b, c in bc.items()} for f, bc in self.counts.items()},
+            "exact": {f: {str(b): e for b, e in be.items()} for f, be in self.exact.items()},
+            "notes": self.notes,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict) -> BlockCounts:
+        try:
+            return cls(
+                d["kernel"], Launch.from_dict(d["launch"]), d["source"],
+                {f: {int(b): float(c) for b, c in bc.items()} for f, bc in d["counts"].items()},
+                {f: {int(b): bool(e) for b, e in be.items()} for f, be in d.get("exact", {}).items()},
+                list(d.get("notes", [])),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise PtxstaticError(f"bad block-count data: {exc}") from None
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.to_dict(), indent=1))
+
+    @classmethod
+    def load(cls, path: str | Path) -> BlockCounts:
+        try:
+            return cls.from_dict(json.loads(Path(path).read_text()))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise PtxstaticError(f"{path}: cannot read block counts: {exc}") from None
