@@ -201,7 +201,7 @@ class Block:
 
 @dataclass(slots=True)
 class CallPrototype:
-    returns: tuple[VarDecl, ...]
+    returns: tuple[VarDecl, ...] | None  # None: no return list written; () for "()"
     name: str
     params: tuple[VarDecl, ...] | None
     line: int = field(default=0, compare=False)

@@ -268,6 +268,9 @@ class Builder(Transformer):
     def ret_params(self, c: list) -> _Tag:
         return _Tag("ret", tuple(c))
 
+    def proto_ret(self, c: list) -> _Tag:
+        return _Tag("ret", tuple(x for x in c if x is not None))
+
     def params(self, c: list) -> _Tag:
         return _Tag("params", tuple(x for x in c if x is not None))
 
@@ -299,7 +302,7 @@ class Builder(Transformer):
 
     @v_args(meta=True)
     def prototype(self, meta: Any, c: list) -> A.CallPrototype:
-        returns = next((x.value for x in c if isinstance(x, _Tag) and x.kind == "ret"), ())
+        returns = next((x.value for x in c if isinstance(x, _Tag) and x.kind == "ret"), None)
         params = next((x.value for x in c if isinstance(x, _Tag) and x.kind == "params"), None)
         name = self._v(next(x for x in c if isinstance(x, Token)))
         return A.CallPrototype(returns, name, params, self._pos(meta)[0])

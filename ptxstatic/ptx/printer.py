@@ -105,7 +105,7 @@ def statement(s: A.Statement, indent: str = "\t") -> list[str]:
             lines += statement(x, indent + "\t")
         return [*lines, indent + "}"]
     if t is A.CallPrototype:
-        ret = _params(s.returns) + " " if s.returns else ""  # type: ignore[union-attr]
+        ret = _params(s.returns) + " " if s.returns is not None else ""  # type: ignore[union-attr]
         params = " " + _params(s.params) if s.params is not None else ""  # type: ignore[union-attr]
         return [f"{indent}.callprototype {ret}{s.name}{params};"]  # type: ignore[union-attr]
     if t is A.BranchTargets:
