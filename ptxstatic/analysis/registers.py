@@ -54,6 +54,12 @@ def _collect(op: object, out: list[str]) -> None:
 
 def defs_uses(ins: Instruction) -> tuple[list[str], list[str]]:
     """Registers written and registers read (the guard predicate counts as read)."""
+    defs, uses, _ = operand_registers(ins)
+    return defs, uses
+
+
+def operand_registers(ins: Instruction) -> tuple[list[str], list[str], bool]:
+    """Registers written, registers read, and whether the first operand is a destination."""
     ops = ins.operands
     defs: list[str] = []
     uses: list[str] = [ins.guard.name] if ins.guard is not None else []
@@ -73,12 +79,7 @@ def defs_uses(ins: Instruction) -> tuple[list[str], list[str]]:
         defs.append(CARRY)
     if carry_r:
         uses.append(CARRY)
-    return defs, uses
-
-
-def has_destination(ins: Instruction) -> bool:
-    """Whether the first operand is written (a register, vector of registers or ``%r|%p`` pair)."""
-    return bool(ins.operands) and _dest_policy(ins.opcode)[0] and type(ins.operands[0]) in (Reg, Vec, Pair)
+    return defs, uses, start == 1
 
 
 def is_special(name: str) -> bool:

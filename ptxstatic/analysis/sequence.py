@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from ptxstatic.analysis.registers import defs_uses, has_destination
+from ptxstatic.analysis.registers import operand_registers
 from ptxstatic.ptx.ast import Function, Instruction
 
 #: dependency kinds, in the order models encode them
@@ -50,7 +50,7 @@ def kernel_sequence(fn: Function) -> list[SeqItem]:
     out: list[SeqItem] = []
     static: dict[str, tuple] = {}  # opcode token -> (opcode, group, space, dtype, vec, kind as producer)
     for i, ins in enumerate(fn.instructions):
-        defs, uses = defs_uses(ins)
+        defs, uses, has_dst = operand_registers(ins)
         producer = -1
         for r in uses:
             w = last_writer.get(r, -1)
@@ -61,7 +61,7 @@ def kernel_sequence(fn: Function) -> list[SeqItem]:
             info = ins.info
             st = static[ins.opcode] = (info.opcode, info.group, info.space, info.dtype, info.vec, dep_kind_of(ins))
         kinds.append(st[5])
-        n_dst = 1 if has_destination(ins) else 0
+        n_dst = 1 if has_dst else 0
         out.append(SeqItem(
             st[0], st[1], st[2], st[3], st[4], len(ins.operands) - n_dst, n_dst, ins.guard is not None,
             i - producer if producer >= 0 else 0, kinds[producer] if producer >= 0 else "none",

@@ -53,13 +53,20 @@ class FunctionSummary:
         return asdict(self)
 
 
-def _bucket(d: int) -> str:
+def _bucket_name(d: int) -> str:
     lo = 1
     for hi in DISTANCE_BUCKETS:
         if d <= hi:
             return str(hi) if lo == hi else f"{lo}-{hi}"
         lo = hi + 1
     return f">{DISTANCE_BUCKETS[-1]}"
+
+
+_BUCKETS = [_bucket_name(d) for d in range(DISTANCE_BUCKETS[-1] + 2)]
+
+
+def _bucket(d: int) -> str:
+    return _BUCKETS[min(d, len(_BUCKETS) - 1)]
 
 
 def _declared_bytes(decls: list[VarDecl], space: str) -> int:
@@ -95,11 +102,13 @@ def summarize(fn: Function, module: Module | None = None, cfg: BlockGraph | None
     ins = fn.instructions
     seq = kernel_sequence(fn)
     with_dep = [s.dep_distance for s in seq if s.dep_distance]
+    kinds = Counter(s.dep_kind for s in seq)
     hist = Counter(_bucket(d) for d in with_dep)
     decls = [s for s in fn.statements if isinstance(s, VarDecl)]
-    if module is not None:
+    shared_globals = [g for g in module.globals if g.space == "shared"] if module is not None else []
+    if shared_globals:
         used = referenced_symbols(fn)
-        decls += [g for g in module.globals if g.space == "shared" and any(d.name in used for d in g.names)]
+        decls += [g for g in shared_globals if any(d.name in used for d in g.names)]
     regs: Counter[str] = Counter()
     for v in decls:
         if v.space == "reg":
@@ -133,7 +142,7 @@ def summarize(fn: Function, module: Module | None = None, cfg: BlockGraph | None
         irreducible=cfg.irreducible if cfg.loops or len(cfg.blocks) > 2 else False,
         mix=dict(Counter(s.group for s in seq).most_common()),
         guarded=sum(1 for i in ins if i.guard is not None),
-        dep_kinds={k: c for k in DEP_KINDS if (c := sum(1 for s in seq if s.dep_kind == k))},
+        dep_kinds={k: kinds[k] for k in DEP_KINDS if kinds[k]},
         dep_distance_mean=round(sum(with_dep) / len(with_dep), 3) if with_dep else 0.0,
         dep_distance_hist={b: hist[b] for b in [_bucket(d) for d in (1, 2, 3, 5, 9, 17, 33)] if hist[b]},
         calls=calls,

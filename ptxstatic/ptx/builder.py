@@ -42,7 +42,7 @@ def template_source(obj: Any) -> str:
     if isinstance(obj, S):
         return obj.src
     if dataclasses.is_dataclass(obj):
-        args = ", ".join(f"{f.name}={template_source(getattr(obj, f.name))}" for f in dataclasses.fields(obj))
+        args = ", ".join(template_source(getattr(obj, f.name)) for f in dataclasses.fields(obj))
         return f"{type(obj).__name__}({args})"
     if isinstance(obj, tuple):
         return "(" + "".join(template_source(x) + ", " for x in obj) + ")"

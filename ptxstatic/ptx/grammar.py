@@ -59,8 +59,17 @@ def describe_terminal(name: str) -> str:
     return name.lower()
 
 
+_OPERAND_START = frozenset({"REG", "WORD", "NUMBER", "LSQB", "LBRACE", "LPAR", "BANG", "MINUS"})
+
+
 def describe_expected(names: set[str] | frozenset[str]) -> str:
-    shown = sorted({describe_terminal(n) for n in names})
-    if len(shown) > 6:
-        shown = [*shown[:6], "..."]
+    """The terminals a parser state accepts, in words; operand starts collapse to 'an operand'."""
+    names = set(names)
+    shown = []
+    if {"REG", "WORD", "NUMBER", "LSQB"} <= names:
+        names -= _OPERAND_START
+        shown.append("an operand (register, symbol, number, [address] or {vector})")
+    shown += sorted({describe_terminal(n) for n in names})
+    if len(shown) > 8:
+        shown = [*shown[:8], "..."]
     return ", ".join(shown)

@@ -22,7 +22,14 @@ from pathlib import Path
 from typing import Any
 
 from lark import Token, Tree
-from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from lark.exceptions import (
+    LarkError,
+    UnexpectedCharacters,
+    UnexpectedEOF,
+    UnexpectedInput,
+    UnexpectedToken,
+    VisitError,
+)
 
 from ptxstatic.errors import SourceError
 from ptxstatic.ptx import ast as A
@@ -106,7 +113,7 @@ class StatementParser:
         shape = self._shapes.setdefault(shape_key, _Shape())
         if shape.cacheable:
             self._compile(shape, tree, text, values, filename, line, col)
-        return Builder(filename, source, line, col).transform(tree)
+        return run_builder(Builder(filename, source, line, col), tree)
 
     def _lark(self, rule: str, text: str, filename: str, line: int, col: int, source: str) -> Tree:
         try:
@@ -130,6 +137,16 @@ class StatementParser:
         shape.fixed = fixed
         fn = eval(f"lambda v, L, C: {template_source(template)}", TEMPLATE_NAMESPACE)
         shape.builders[tuple(values[i] for i in fixed)] = fn
+
+
+def run_builder(builder: Builder, tree: Tree) -> Any:
+    """Run the builder, unwrapping the errors it raises from Lark's VisitError."""
+    try:
+        return builder.transform(tree)
+    except VisitError as exc:
+        if isinstance(exc.orig_exc, SourceError):
+            raise exc.orig_exc from None
+        raise
 
 
 _statements: StatementParser | None = None
@@ -242,7 +259,10 @@ def parse_text(text: str, filename: str = "<ptx>", recover: bool = False) -> A.M
         body = m.group(kind)
         end = m.end()
         try:
-            pending = _dispatch(sp, kind, body, filename, line, col, text, items, stack, pending)
+            if kind == "stmt" and stack and stack[-1].kind != "section":  # the common case, kept inline
+                stack[-1].items.append(sp.parse("stmt", body, filename, line, col, text))
+            else:
+                pending = _dispatch(sp, kind, body, filename, line, col, text, items, stack, pending)
         except SourceError as err:
             if not recover:
                 raise
@@ -369,7 +389,7 @@ def parse_reference(text: str, filename: str = "<ptx>") -> A.Module:
         raise _error(exc, filename, text, 1, 1, text) from None
     except LarkError as exc:  # pragma: no cover - grammar bugs
         raise SourceError(filename, 1, 1, str(exc)) from None
-    module = A.Module(filename, Builder(filename, text).transform(tree))
+    module = A.Module(filename, run_builder(Builder(filename, text), tree))
     attach_source_locations(module)
     return module
 

@@ -1,0 +1,5 @@
+"""``python -m ptxstatic``."""
+
+from ptxstatic.cli.main import main
+
+main()
