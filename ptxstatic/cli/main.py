@@ -13,6 +13,7 @@ from ptxstatic.errors import PtxstaticError
 COMMANDS: dict[str, str] = {
     "parse": "ptxstatic.cli.parse_cmd:parse",
     "analyze": "ptxstatic.cli.analyze_cmd:analyze",
+    "instrument": "ptxstatic.cli.instrument_cmd:instrument",
 }
 
 
