@@ -86,3 +86,39 @@ def test_reference_parser_reports_the_same_position():
     with pytest.raises(SourceError) as info:
         parse_reference(text, "bad.ptx")
     assert (info.value.line, info.value.column) == (6, 15)
+
+
+def test_shape_cache_round_trip_and_tampering(tmp_path, monkeypatch):
+    """Shapes read back from the disk cache build the same AST; a tampered cache is ignored, never run."""
+    import json
+
+    from util import FRONTEND_DATA
+
+    from ptxstatic.ptx import parser as P
+    from ptxstatic.ptx import shape_cache
+
+    monkeypatch.setenv("PTXSTATIC_CACHE_DIR", str(tmp_path))
+    text = (FRONTEND_DATA / "small_sm80_lineinfo.ptx").read_text()
+    first = P.StatementParser(use_cache=True)
+    monkeypatch.setattr(P, "_statements", first)
+    expected = parse_text(text, "a.ptx")
+    first.flush()
+    path = shape_cache.cache_file()
+    data = json.loads(path.read_text())
+    assert len(data["shapes"]) > 20
+
+    monkeypatch.setattr(P, "_statements", P.StatementParser(use_cache=True))
+    assert sum(len(s.builders) for s in P._statements._shapes.values()) == len(data["shapes"])
+    again = parse_text(text, "a.ptx")
+    assert again == expected
+    assert [i.line for i in again.kernels[0].instructions] == [i.line for i in expected.kernels[0].instructions]
+
+    for entry in data["shapes"]:  # make every cached template name a function instead of an AST node
+        entry[5] = {"n": "__import__", "a": ["os"]}
+    path.write_text(json.dumps(data))
+    monkeypatch.setattr(P, "_statements", P.StatementParser(use_cache=True))
+    assert parse_text(text, "a.ptx") == expected  # each bad entry falls back to the grammar
+
+    path.write_text("{not json")
+    monkeypatch.setattr(P, "_statements", P.StatementParser(use_cache=True))
+    assert parse_text(text, "a.ptx") == expected

@@ -9,6 +9,7 @@ shape, so the grammar decides the structure of each statement shape once.
 from __future__ import annotations
 
 import dataclasses
+from functools import cache
 from typing import Any
 
 from lark import Token, Transformer, v_args
@@ -18,15 +19,37 @@ from ptxstatic.ptx import ast as A
 
 
 class S:
-    """A template expression standing for a value that differs between statements of one shape."""
+    """A template expression standing for a value that differs between statements of one shape.
 
-    __slots__ = ("src",)
+    ``kind`` is one of: ``v`` (value number ``arg``), ``line`` / ``col`` (the statement's position),
+    ``cat`` (``prefix`` + expression ``arg``), ``int`` (integer value of ``arg``), ``unquote`` (``arg``
+    without its quotes).
+    """
 
-    def __init__(self, src: str) -> None:
-        self.src = src
+    __slots__ = ("arg", "kind", "prefix")
+    KINDS = ("v", "line", "col", "cat", "int", "unquote")
+
+    def __init__(self, kind: str, arg: S | int | None = None, prefix: str = "") -> None:
+        self.kind, self.arg, self.prefix = kind, arg, prefix
 
     def __radd__(self, other: str) -> S:
-        return S(f"{other!r} + {self.src}")
+        return S("cat", self, other)
+
+    @property
+    def src(self) -> str:
+        k, a = self.kind, self.arg
+        if k == "v":
+            return f"v[{int(a)}]"  # type: ignore[arg-type]
+        if k == "line":
+            return "L"
+        if k == "col":
+            return "C"
+        inner = a.src  # type: ignore[union-attr]
+        if k == "cat":
+            return f"{self.prefix!r} + {inner}"
+        if k == "int":
+            return f"_int({inner})"
+        return f"{inner}[1:-1]"
 
 
 def to_int(text: str) -> int:
@@ -37,12 +60,18 @@ def to_int(text: str) -> int:
     return value
 
 
+@cache
+def field_names(cls: type) -> tuple[str, ...]:
+    """A dataclass's field names in order (``dataclasses.fields`` is slow on hot paths)."""
+    return tuple(f.name for f in dataclasses.fields(cls))
+
+
 def template_source(obj: Any) -> str:
     """Python source that rebuilds ``obj``, with template expressions inlined."""
     if isinstance(obj, S):
         return obj.src
     if dataclasses.is_dataclass(obj):
-        args = ", ".join(template_source(getattr(obj, f.name)) for f in dataclasses.fields(obj))
+        args = ", ".join(template_source(getattr(obj, f)) for f in field_names(type(obj)))
         return f"{type(obj).__name__}({args})"
     if isinstance(obj, tuple):
         return "(" + "".join(template_source(x) + ", " for x in obj) + ")"
@@ -84,12 +113,12 @@ class Builder(Transformer):
             i = self.slots.get(tok.start_pos)
             if i is not None:
                 self.used.add(i)
-                return S(f"v[{i}]")
+                return S("v", i)
         return str(tok)
 
     def _int(self, value: Any, tok: Token | None = None) -> Any:
         if isinstance(value, S):
-            return S(f"_int({value.src})")
+            return S("int", value)
         try:
             return to_int(value)
         except ValueError as exc:
@@ -103,7 +132,7 @@ class Builder(Transformer):
 
     def _pos(self, meta: Any) -> tuple[Any, Any]:
         if self.slots is not None:
-            return S("L"), S("C")
+            return S("line"), S("col")
         if getattr(meta, "empty", True):
             return self.line0, self.col0
         line = self.line0 + meta.line - 1
@@ -367,11 +396,86 @@ class Builder(Transformer):
 
     def _imm_int(self, imm: A.Imm) -> Any:
         if isinstance(imm.text, S):
-            return S(f"_int({imm.text.src})")
+            return S("int", imm.text)
         return self._int(imm.text)
 
 
 def _unquote(s: Any) -> Any:
     if isinstance(s, S):
-        return S(f"{s.src}[1:-1]")
+        return S("unquote", s)
     return s[1:-1]
+
+
+# ------------------------------------------------------------------------ templates as plain data
+def template_to_data(obj: Any) -> Any:
+    """A template as JSON-ready data (dataclasses, tuples and slot expressions tagged)."""
+    if isinstance(obj, S):
+        return {"s": [obj.kind, template_to_data(obj.arg), obj.prefix]}
+    if dataclasses.is_dataclass(obj):
+        return {"n": type(obj).__name__, "a": [template_to_data(getattr(obj, f)) for f in field_names(type(obj))]}
+    if isinstance(obj, tuple):
+        return {"t": [template_to_data(x) for x in obj]}
+    if obj is None or isinstance(obj, (str, int, float, bool)):
+        return obj
+    raise TypeError(f"cannot store {type(obj).__name__} in a template")
+
+
+_AST_CLASSES = {n: c for n, c in TEMPLATE_NAMESPACE.items() if dataclasses.is_dataclass(c)}
+
+
+def template_from_data(data: Any) -> Any:
+    """Inverse of :func:`template_to_data`; rejects anything that is not an AST node, a slot or a literal."""
+    if isinstance(data, dict):
+        if "s" in data:
+            kind, arg, prefix = data["s"]
+            if kind not in S.KINDS or not isinstance(prefix, str):
+                raise ValueError(f"bad slot {data!r}")
+            if kind == "v":
+                if not isinstance(arg, int) or isinstance(arg, bool) or arg < 0:
+                    raise ValueError(f"bad slot {data!r}")
+                return S(kind, arg)
+            inner = template_from_data(arg) if kind not in ("line", "col") else None
+            if kind not in ("line", "col") and not isinstance(inner, S):
+                raise ValueError(f"bad slot {data!r}")
+            return S(kind, inner, prefix)
+        if "t" in data:
+            return tuple(template_from_data(x) for x in data["t"])
+        cls = _AST_CLASSES.get(data.get("n"))
+        if cls is None or len(data["a"]) != len(field_names(cls)):
+            raise ValueError(f"bad node {data.get('n')!r}")
+        return cls(*(template_from_data(x) for x in data["a"]))
+    if data is None or isinstance(data, (str, int, float, bool)):
+        return data
+    raise ValueError(f"bad template value {data!r}")
+
+
+def compile_template(template: Any) -> Any:
+    """The function ``(values, line, column) -> AST node`` for a template."""
+    return eval(f"lambda v, L, C: {template_source(template)}", TEMPLATE_NAMESPACE)
+
+
+def interpret_template(template: Any) -> Any:
+    """The same function as :func:`compile_template`, built from closures: no compile cost, slower calls."""
+    if isinstance(template, S):
+        k, a = template.kind, template.arg
+        if k == "v":
+            return lambda v, L, C: v[a]
+        if k == "line":
+            return lambda v, L, C: L
+        if k == "col":
+            return lambda v, L, C: C
+        inner = interpret_template(a)
+        if k == "cat":
+            prefix = template.prefix
+            return lambda v, L, C: prefix + inner(v, L, C)
+        if k == "int":
+            return lambda v, L, C: to_int(inner(v, L, C))
+        return lambda v, L, C: inner(v, L, C)[1:-1]
+    if dataclasses.is_dataclass(template):
+        cls = type(template)
+        parts = [interpret_template(getattr(template, f)) for f in field_names(cls)]
+        return lambda v, L, C: cls(*[p(v, L, C) for p in parts])
+    if isinstance(template, tuple):
+        parts = [interpret_template(x) for x in template]
+        return lambda v, L, C: tuple([p(v, L, C) for p in parts])
+    return lambda v, L, C: template

@@ -15,6 +15,7 @@ the next function.
 
 from __future__ import annotations
 
+import atexit
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,7 +34,14 @@ from lark.exceptions import (
 
 from ptxstatic.errors import SourceError
 from ptxstatic.ptx import ast as A
-from ptxstatic.ptx.builder import TEMPLATE_NAMESPACE, Builder, template_source
+from ptxstatic.ptx import shape_cache
+from ptxstatic.ptx.builder import (
+    Builder,
+    compile_template,
+    interpret_template,
+    template_from_data,
+    template_to_data,
+)
 from ptxstatic.ptx.grammar import describe_expected, describe_terminal, lark_parser
 from ptxstatic.ptx.source_map import attach_source_locations
 
@@ -88,11 +96,22 @@ class _Shape:
 
 
 class StatementParser:
-    """Parses single statements through the grammar, caching one compiled builder per statement shape."""
+    """Parses single statements through the grammar, caching one compiled builder per statement shape.
 
-    def __init__(self) -> None:
-        self._value_re = _value_pattern()
+    With ``use_cache`` the shapes compiled by earlier processes are read from the on-disk shape cache
+    (:mod:`ptxstatic.ptx.shape_cache`) and new ones are added to it by :meth:`flush`.
+    """
+
+    def __init__(self, use_cache: bool = True) -> None:
+        regex, entries = shape_cache.load() if use_cache else (None, [])
+        self._value_re = re.compile(regex) if regex else _value_pattern()
         self._shapes: dict[tuple[str, str, str], _Shape] = {}
+        self._new: list[list[Any]] = []
+        for rule, text_shape, sig, fixed, fixed_values, data in entries:
+            shape = self._shapes.setdefault((rule, text_shape, sig), _Shape(tuple(fixed)))
+            if shape.fixed == tuple(fixed):
+                key = tuple(fixed_values)
+                shape.builders[key] = _lazy_builder(shape, key, data)
 
     def parse(self, rule: str, text: str, filename: str, line: int, col: int, source: str) -> Any:
         parts = self._value_re.split(text)  # text, value, text, value, ..., text
@@ -108,11 +127,11 @@ class StatementParser:
                 except ValueError:
                     pass  # a value of the wrong kind for its place: let the grammar report it
         tree = self._lark(rule, text, filename, line, col, source)
-        if len(self._shapes) > 200_000:
+        if len(self._shapes) > shape_cache.MAX_ENTRIES:
             self._shapes.clear()
         shape = self._shapes.setdefault(shape_key, _Shape())
         if shape.cacheable:
-            self._compile(shape, tree, text, values, filename, line, col)
+            self._compile(shape, shape_key, tree, text, values, filename, line, col)
         return run_builder(Builder(filename, source, line, col), tree)
 
     def _lark(self, rule: str, text: str, filename: str, line: int, col: int, source: str) -> Tree:
@@ -121,22 +140,50 @@ class StatementParser:
         except UnexpectedInput as exc:
             raise _error(exc, filename, text, line, col, source) from None
 
-    def _compile(self, shape: _Shape, tree: Tree, text: str, values: list[str], filename: str,
-                 line: int, col: int) -> None:
-        spans = [m.span() for m in self._value_re.finditer(text)]
+    def _compile(self, shape: _Shape, shape_key: tuple[str, str, str], tree: Tree, text: str,
+                 values: list[str], filename: str, line: int, col: int) -> None:
+        spans = [m.span(1) for m in self._value_re.finditer(text)]
         tokens = {(t.start_pos, t.end_pos) for t in tree.scan_values(lambda t: isinstance(t, Token))}
         if any(s not in tokens for s in spans):
             shape.cacheable = False  # the grammar tokenises this shape differently: always parse it
             return
         builder = Builder(filename, text, line, col, slots={s[0]: i for i, s in enumerate(spans)})
-        template = builder.transform(tree)
+        template = run_builder(builder, tree)
         fixed = tuple(i for i in range(len(spans)) if i not in builder.used)
         if shape.builders and fixed != shape.fixed:
             shape.cacheable = False
             return
         shape.fixed = fixed
-        fn = eval(f"lambda v, L, C: {template_source(template)}", TEMPLATE_NAMESPACE)
-        shape.builders[tuple(values[i] for i in fixed)] = fn
+        key = tuple(values[i] for i in fixed)
+        shape.builders[key] = compile_template(template)
+        self._new.append([*shape_key, list(fixed), list(key), template_to_data(template)])
+
+    def flush(self) -> None:
+        """Add the shapes compiled since the last flush to the on-disk cache."""
+        if self._new:
+            shape_cache.save(self._value_re.pattern, self._new)
+            self._new = []
+
+
+#: a cached shape is interpreted from its template until it has been used this often, then compiled
+COMPILE_AFTER = 16
+
+
+def _lazy_builder(shape: _Shape, key: tuple[str, ...], data: Any) -> Callable[..., Any]:
+    """A builder for a shape read from the disk cache (bad data raises ValueError: the grammar decides)."""
+    state: dict[str, Any] = {}
+
+    def build(v: list[str], line: int, col: int) -> Any:
+        if "template" not in state:
+            state["template"] = template_from_data(data)
+            state["run"] = interpret_template(state["template"])
+            state["uses"] = 0
+        state["uses"] += 1
+        if state["uses"] == COMPILE_AFTER:
+            shape.builders[key] = compile_template(state["template"])
+        return state["run"](v, line, col)
+
+    return build
 
 
 def run_builder(builder: Builder, tree: Tree) -> Any:
@@ -156,6 +203,7 @@ def _statement_parser() -> StatementParser:
     global _statements
     if _statements is None:
         _statements = StatementParser()
+        atexit.register(_statements.flush)
     return _statements
 
 
