@@ -1,0 +1,39 @@
+"""The wheel carries the grammar and the instrumentation templates, and works outside the source tree."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from util import FRONTEND_DATA, ROOT
+
+
+@pytest.mark.slow
+def test_wheel_is_self_contained(tmp_path: Path):
+    build = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp_path), str(ROOT)],
+                           capture_output=True, text=True)
+    if build.returncode != 0 and "hatchling" in build.stderr:
+        pytest.skip("the build backend could not be installed: " + build.stderr.strip().splitlines()[-1])
+    assert build.returncode == 0, build.stderr
+    wheel = next(tmp_path.glob("ptxstatic-*.whl"))
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "ptxstatic/_grammars/ptx.lark" in names
+    assert any(n.startswith("ptxstatic/_instrumentation/") for n in names)
+    site = tmp_path / "site"
+    zipfile.ZipFile(wheel).extractall(site)
+    code = (
+        "import ptxstatic, sys\n"
+        "from ptxstatic.ptx.grammar import grammar_path\n"
+        "from ptxstatic.ptx import parse_file\n"
+        f"assert ptxstatic.__file__.startswith({str(site)!r}), ptxstatic.__file__\n"
+        f"assert str(grammar_path()).startswith({str(site)!r}), grammar_path()\n"
+        f"print(len(parse_file({str(FRONTEND_DATA / 'small_sm80.ptx')!r}).kernels))\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
+                         env={"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin", "PTXSTATIC_NO_CACHE": "1"})
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "3"
