@@ -1,0 +1,400 @@
+"""A functional PTX emulator: runs a kernel over its whole grid on the CPU and counts basic-block entries.
+
+CTAs run one after another. Each warp executes its 32 lanes in lockstep under an active mask, with the
+classic SIMT reconvergence stack: a divergent branch runs its paths one after the other and they meet again
+at the branch block's immediate post-dominator. Warps of a CTA are generators scheduled round robin; a
+warp runs until it reaches a barrier or finishes, and a barrier releases once every live warp (or the
+requested thread count) has arrived. Device-function calls run the callee with the calling lanes' mask.
+
+This is a functional model, not a timing model: the order in which it runs divergent paths and warps is
+one valid order, not necessarily the hardware's. See ``docs/emulator.md``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, deque
+from collections.abc import Generator
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ptxstatic.counts import emulator_convert, emulator_memops, emulator_ops, emulator_warp
+from ptxstatic.counts.emulator_code import (
+    BRA,
+    BRX,
+    CALL,
+    END,
+    EXIT,
+    EXIT_NODE,
+    OP,
+    TRAP,
+    BarrierSpec,
+    CallSite,
+    Code,
+    compile_function,
+)
+from ptxstatic.counts.emulator_memory import Device
+from ptxstatic.counts.emulator_ops import lanes
+from ptxstatic.counts.emulator_state import Cta, Frame, Warp
+from ptxstatic.counts.emulator_types import WARP, EmulationError, bf16_to_f32, np_type
+from ptxstatic.counts.launch import Launch
+from ptxstatic.counts.model import BlockCounts
+from ptxstatic.ptx.ast import Function, Module
+
+#: the ``BlockCounts.source`` of emulated counts
+EMULATED = "emulated"
+DEFAULT_MAX_STEPS = 2_000_000
+
+_BUILDERS = {**emulator_ops.BUILDERS, **emulator_convert.BUILDERS, **emulator_memops.BUILDERS,
+             **emulator_warp.BUILDERS}
+_INTERNAL = (IndexError, ValueError, TypeError, OverflowError, ZeroDivisionError, KeyError, AttributeError)
+
+
+@dataclass
+class Emulation:
+    """What one emulated launch produced."""
+
+    kernel: str
+    launch: Launch
+    buffers: dict[str, np.ndarray]  # buffer arguments after the run, by parameter name
+    globals: dict[str, np.ndarray]  # module-scope .global variables after the run
+    counts: BlockCounts  # thread entries per block, source "emulated"
+    warp_entries: dict[str, dict[int, int]]  # warp entries per block (a warp counts once per entry)
+    instructions: dict[str, int] = field(default_factory=dict)  # opcode token -> thread executions
+    warp_instructions: int = 0  # instructions issued, counted once per warp
+
+    @property
+    def thread_instructions(self) -> int:
+        return sum(self.instructions.values())
+
+
+def emulate(module: Module, kernel: str | Function, launch: Launch, *, max_steps: int = DEFAULT_MAX_STEPS,
+            symbols: dict[str, np.ndarray] | None = None) -> Emulation:
+    """Run ``kernel`` of ``module`` over the grid of ``launch``.
+
+    ``symbols`` gives initial contents of module ``.global``/``.const`` variables (as ``cudaMemcpyToSymbol``
+    would). ``max_steps`` bounds the warp instructions executed. Raises :class:`EmulationError` for anything
+    the emulator does not support and for faults of the program (bad address, trap, deadlock, step limit).
+    """
+    fn = kernel if isinstance(kernel, Function) else _kernel(module, kernel)
+    with np.errstate(all="ignore"):
+        emulator = _Emulator(module, fn, launch, max_steps, symbols)
+        emulator.run()
+        return emulator.result()
+
+
+def _kernel(module: Module, name: str) -> Function:
+    try:
+        fn = module.function(name)
+    except KeyError:
+        raise EmulationError(f"no function named {name} with a body in {module.filename}") from None
+    if not fn.is_kernel:
+        raise EmulationError(f"{name} is a .func, not a kernel (.entry)")
+    return fn
+
+
+@dataclass
+class _Barrier:
+    arrived: set[int] = field(default_factory=set)
+    threads: int = 0
+    expected: int | None = None
+    waiting: list[int] = field(default_factory=list)
+    values: list = field(default_factory=list)
+
+
+class _Emulator:
+    def __init__(self, module: Module, kernel: Function, launch: Launch, max_steps: int,
+                 symbols: dict[str, np.ndarray] | None) -> None:
+        self.module = module
+        self.kernel = kernel
+        self.launch = launch
+        self.max_steps = max_steps
+        self.device = Device(module, kernel, launch, symbols)
+        self.codes: dict[str, Code | None] = {}
+        self.thread_counts: dict[str, np.ndarray] = {}
+        self.warp_counts: dict[str, np.ndarray] = {}
+        self.functions = {s.address: name for name, s in self.device.symbols.items() if s.kind == "func"}
+
+    def code(self, name: str) -> Code | None:
+        """The compiled function ``name`` (None when the module only declares it)."""
+        if name not in self.codes:
+            fn = next((f for f in self.module.functions if f.name == name and f.body is not None), None)
+            code = compile_function(fn, self.device, _BUILDERS) if fn is not None else None
+            self.codes[name] = code
+            if code is not None:
+                self.thread_counts[name] = np.zeros(len(code.blocks), dtype=np.int64)
+                self.warp_counts[name] = np.zeros(len(code.blocks), dtype=np.int64)
+        return self.codes[name]
+
+    # ------------------------------------------------------------------------------------ grid, CTA
+    def run(self) -> None:
+        gx, gy, gz = self.launch.grid
+        for z in range(gz):
+            for y in range(gy):
+                for x in range(gx):
+                    self._run_cta(Cta((x, y, z), self.device, self.launch))
+
+    def _run_cta(self, cta: Cta) -> None:
+        code = self.code(self.kernel.name)
+        assert code is not None
+        warps = [Warp(i, cta) for i in range(-(-self.launch.threads_per_block // WARP))]
+        gens = [self._run(Frame(code, w, w.push_frame(code.local_size)), w.alive.copy()) for w in warps]
+        live = set(range(len(warps)))
+        resume: list[object] = [None] * len(warps)
+        ready = deque(range(len(warps)))
+        barriers: dict[int, _Barrier] = {}
+        while ready:
+            i = ready.popleft()
+            try:
+                request = gens[i].send(resume[i])
+            except StopIteration:
+                live.discard(i)
+                self._release(barriers, live, ready, resume)
+                continue
+            resume[i] = None
+            mode, ident, count, value = request
+            bar = barriers.setdefault(ident, _Barrier())
+            bar.arrived.add(i)
+            bar.threads += WARP
+            bar.expected = count
+            bar.values.append(value)
+            if mode == "arrive":
+                ready.appendleft(i)
+            else:
+                bar.waiting.append(i)
+            self._release(barriers, live, ready, resume)
+        if live:
+            stuck = ", ".join(f"barrier {b} ({len(v.waiting)} warps waiting)" for b, v in barriers.items())
+            raise EmulationError(f"deadlock in CTA {cta.ctaid}: {stuck}")
+
+    @staticmethod
+    def _release(barriers: dict[int, _Barrier], live: set[int], ready: deque, resume: list) -> None:
+        for ident, bar in list(barriers.items()):
+            done = bar.threads >= bar.expected if bar.expected is not None else live <= bar.arrived
+            if not done:
+                continue
+            values = [v for v in bar.values if v is not None]
+            result = None
+            if values:
+                op = values[0][0]
+                got = [v[1] for v in values]
+                result = np.uint32(sum(got)) if op == "popc" else np.bool_(all(got) if op == "and" else any(got))
+            for w in bar.waiting:
+                resume[w] = result
+                ready.append(w)
+            del barriers[ident]
+
+    # --------------------------------------------------------------------------------- one frame
+    def _run(self, frame: Frame, mask: np.ndarray) -> Generator:
+        """Execute ``frame`` for the lanes in ``mask`` until they all return or exit (a generator)."""
+        code = frame.code
+        blocks, ipdom, kernel = code.blocks, code.ipdom, code.is_kernel
+        warp, regs = frame.warp, frame.regs
+        tcount, wcount = self.thread_counts[code.name], self.warp_counts[code.name]
+        stack = [[0, EXIT_NODE, mask]]
+        step: tuple | None = None
+        try:
+            while stack:
+                top = stack[-1]
+                pc = top[0]
+                if pc == top[1]:
+                    stack.pop()
+                    continue
+                m = top[2] & warp.alive
+                if not kernel:
+                    m &= ~frame.returned
+                n = np.count_nonzero(m)
+                if pc < 0 or not n:
+                    if pc == END and n:
+                        self._leave(frame, m)
+                    stack.pop()
+                    continue
+                blk = blocks[pc]
+                step = None
+                tcount[pc] += n
+                wcount[pc] += 1
+                self.device.steps += len(blk.opcodes)
+                if self.device.steps > self.max_steps:
+                    raise EmulationError(f"more than {self.max_steps} warp instructions executed (runaway loop?)")
+                for step in blk.steps:
+                    kind, guard, negated, payload, _ = step
+                    em = m
+                    if guard is not None:
+                        em = m & ~regs[guard] if negated else m & regs[guard]
+                        if not em.any():
+                            continue
+                    if kind == OP:
+                        payload(frame, em)
+                    elif kind == CALL:
+                        yield from self._call(frame, payload, em)
+                        m = m & warp.alive
+                    else:
+                        result = yield self._barrier(frame, payload, em)
+                        if payload.dest is not None:
+                            payload.dest(frame, result, em)
+                step = blk.term
+                if step is None:
+                    top[0] = blk.fall
+                    continue
+                self._terminate(frame, stack, top, m, step, ipdom[pc], blk.fall)
+        except EmulationError as exc:
+            raise _located(exc, frame, step) from None
+        except _INTERNAL as exc:
+            raise _located(EmulationError(f"internal emulator error: {type(exc).__name__}: {exc}"), frame,
+                           step) from exc
+
+    def _terminate(self, frame: Frame, stack: list, top: list, m: np.ndarray, term: tuple, r: int,
+                   fall: int | None) -> None:
+        """Apply a block's last instruction (branch, return, exit, trap) to the reconvergence stack."""
+        kind, guard, negated, payload, _ = term
+        em = m
+        if guard is not None:
+            em = m & ~frame.regs[guard] if negated else m & frame.regs[guard]
+        rest = m & ~em
+        if kind == BRA:
+            if not rest.any():
+                top[0] = payload
+            elif not em.any():
+                top[0] = fall
+            else:
+                _diverge(stack, top, r, [(fall, rest), (payload, em)])
+        elif kind == BRX:
+            index, targets = payload
+            idx = lanes(index(frame))
+            if (idx[em] >= len(targets)).any():
+                raise EmulationError(f"brx.idx index {int(idx[em].max())} is outside its {len(targets)} targets")
+            paths = [(fall, rest)] if rest.any() else []
+            for t in dict.fromkeys(np.asarray(targets)[idx[em]].tolist()):
+                paths.append((t, em & (np.asarray(targets)[np.minimum(idx, len(targets) - 1)] == t)))
+            if len(paths) == 1:
+                top[0] = paths[0][0]
+            else:
+                _diverge(stack, top, r, paths)
+        elif kind == TRAP:
+            if em.any():
+                raise EmulationError(f"trap executed by {np.count_nonzero(em)} thread(s)")
+            top[0] = fall
+        else:
+            if kind == EXIT:
+                frame.warp.alive &= ~em
+            else:
+                self._leave(frame, em)
+            if rest.any():
+                top[0] = fall
+            else:
+                stack.pop()
+
+    @staticmethod
+    def _leave(frame: Frame, m: np.ndarray) -> None:
+        """Lanes ``m`` return from the frame (from a kernel: they exit)."""
+        if frame.code.is_kernel:
+            frame.warp.alive &= ~m
+        else:
+            frame.returned |= m
+
+    @staticmethod
+    def _barrier(frame: Frame, spec: BarrierSpec, em: np.ndarray) -> tuple:
+        first = int(np.argmax(em))
+        ident = int(lanes(spec.ident(frame))[first])
+        count = int(lanes(spec.count(frame))[first]) if spec.count is not None else None
+        value = None
+        if spec.mode == "red":
+            p = lanes(spec.pred(frame)) & em
+            value = (spec.red, int(np.count_nonzero(p)) if spec.red == "popc" else
+                     bool(p.any()) if spec.red == "or" else bool((p | ~em).all()))
+        return ("arrive" if spec.mode == "arrive" else "sync", ident, count, value)
+
+    # ----------------------------------------------------------------------------------------- calls
+    def _call(self, frame: Frame, site: CallSite, em: np.ndarray) -> Generator:
+        if site.callee is not None:
+            targets = [(site.callee, em)]
+        else:
+            addrs = lanes(site.target(frame))
+            targets = []
+            for a in dict.fromkeys(addrs[em].tolist()):
+                if a not in self.functions:
+                    raise EmulationError(f"indirect call to {a:#x}, which is not a function address")
+                targets.append((self.functions[a], em & (addrs == a)))
+        for name, mask in targets:
+            code = self.code(name)
+            if code is None:
+                _external(frame, name, site, mask)
+                continue
+            if len(site.args) != len(code.params) or len(site.returns) > len(code.returns):
+                raise EmulationError(f"call to {name} passes {len(site.args)} arguments for {len(code.params)}")
+            warp = frame.warp
+            callee = Frame(code, warp, warp.push_frame(code.local_size))
+            for arg, param in zip(site.args, code.params, strict=True):
+                _copy(frame.param(arg), callee.param(param), None)
+            yield from self._run(callee, mask)
+            warp.pop_frame(callee.local_base)
+            for ret, name_ in zip(site.returns, code.returns, strict=False):
+                _copy(callee.param(name_), frame.param(ret), mask)
+
+    # ---------------------------------------------------------------------------------------- result
+    def result(self) -> Emulation:
+        dev = self.device
+        buffers = {}
+        for name, (_, buf) in dev.buffers.items():
+            raw = dev.read(name, np_type(buf.dtype), buf.count)
+            buffers[name] = bf16_to_f32(raw) if buf.dtype == "bf16" else raw
+        globals_ = {}
+        for name, (decl, _) in dev.globals.items():
+            if decl.space == "global":
+                dt = np_type(decl.dtype)
+                globals_[name] = dev.read(name, dt, dev.symbols[name].size // dt.itemsize)
+        counts, entries, opcodes, issued = {}, {}, Counter(), 0
+        for name, code in self.codes.items():
+            if code is None:
+                continue
+            tc, wc = self.thread_counts[name], self.warp_counts[name]
+            counts[name] = {b.id: float(tc[b.id]) for b in code.blocks}
+            entries[name] = {b.id: int(wc[b.id]) for b in code.blocks}
+            for b in code.blocks:
+                issued += int(wc[b.id]) * len(b.opcodes)
+                for op in b.opcodes:
+                    opcodes[op] += int(tc[b.id])
+        notes = [f"emulated {self.launch.blocks} CTAs x {self.launch.threads_per_block} threads"]
+        bc = BlockCounts(self.kernel.name, self.launch, EMULATED, counts, notes=notes)
+        return Emulation(self.kernel.name, self.launch, buffers, globals_, bc, entries, dict(opcodes), issued)
+
+
+def _diverge(stack: list, top: list, r: int, paths: list[tuple[int | None, np.ndarray]]) -> None:
+    """Split the top entry into ``paths`` that reconverge at block ``r`` (the last path runs first)."""
+    if top[1] == r:
+        stack.pop()  # the entry below already waits at r with these lanes
+    else:
+        top[0] = r
+    for pc, pm in paths:
+        if pc != r:
+            stack.append([END if pc is None else pc, r, pm])
+
+
+def _copy(src: np.ndarray, dst: np.ndarray, mask: np.ndarray | None) -> None:
+    n = min(src.shape[1], dst.shape[1])
+    if mask is None:
+        dst[:, :n] = src[:, :n]
+    else:
+        dst[mask, :n] = src[mask, :n]
+
+
+def _external(frame: Frame, name: str, site: CallSite, mask: np.ndarray) -> None:
+    """A call to a function the module only declares: ``vprintf`` returns 0 and prints nothing."""
+    if name == "vprintf":
+        for ret in site.returns:
+            frame.param(ret)[mask] = 0
+        return
+    if name in ("__assertfail", "__assert_fail"):
+        raise EmulationError(f"device assertion failed in {np.count_nonzero(mask)} thread(s)")
+    raise EmulationError(f"call to {name}, which the module declares but does not define")
+
+
+def _located(exc: EmulationError, frame: Frame, step: tuple | None) -> EmulationError:
+    """``exc`` with the PTX position and opcode of the instruction that raised it (added once)."""
+    if getattr(exc, "located", False) or step is None:
+        return exc
+    ins = step[4]
+    out = EmulationError(f"{frame.device.module.filename}:{ins.line}: {ins.opcode}: {exc}")
+    out.located = True  # type: ignore[attr-defined]
+    return out
+

@@ -1,0 +1,397 @@
+"""Compiling a PTX function for the emulator: basic blocks of closures, operand access, reconvergence points.
+
+Each instruction becomes a closure ``op(frame, mask)`` that computes over the 32 lanes of a warp with numpy
+and writes its results for the lanes in ``mask`` only. Control flow (branches, calls, returns, barriers) is
+left to the interpreter as tagged steps. An instruction the emulator cannot run compiles into a step that
+raises :class:`EmulationError` when some lane reaches it, so unsupported code on paths never taken is fine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import networkx as nx
+import numpy as np
+
+from ptxstatic.analysis.cfg import build_cfg
+from ptxstatic.counts.emulator_memory import Device, Symbol, decl_size
+from ptxstatic.counts.emulator_types import (
+    LANES,
+    NP,
+    UINT,
+    EmulationError,
+    const,
+    imm_bits,
+    is_signed,
+    np_type,
+    resize,
+)
+from ptxstatic.ptx.ast import (
+    Addr,
+    BranchTargets,
+    Function,
+    Imm,
+    Instruction,
+    Label,
+    Neg,
+    Operand,
+    Reg,
+    Sym,
+    Tup,
+    VarDecl,
+)
+from ptxstatic.ptx.isa import OpInfo
+
+Reader = Callable[..., object]  # frame -> array or scalar of the requested dtype
+Writer = Callable[..., None]  # (frame, value, mask) -> None
+Op = Callable[..., None]  # (frame, mask) -> None
+
+OP, CALL, BARRIER = 0, 1, 2  # step kinds
+BRA, BRX, RET, EXIT, TRAP = 0, 1, 2, 3, 4  # terminator kinds
+EXIT_NODE = -1  # the virtual exit: reconvergence point of paths that never meet again
+END = -2  # "block" after the last one: lanes reaching it leave the function
+
+
+@dataclass
+class CallSite:
+    callee: str | None  # direct calls
+    target: Reader | None  # indirect calls: the function address per lane
+    args: tuple[str, ...]
+    returns: tuple[str, ...]
+
+
+@dataclass
+class BarrierSpec:
+    mode: str  # "sync", "arrive" or "red"
+    ident: Reader
+    count: Reader | None
+    red: str = ""  # popc, and, or
+    pred: Reader | None = None
+    dest: Writer | None = None
+
+
+@dataclass
+class Block:
+    id: int
+    steps: list[tuple]  # (kind, guard register, negated, payload, instruction)
+    term: tuple | None  # (kind, guard, negated, payload, instruction), or None to fall through
+    fall: int | None  # next block when not branching (END after the last block); None after a jump
+    opcodes: list[str]
+
+
+@dataclass
+class Code:
+    function: Function
+    blocks: list[Block]
+    ipdom: list[int]
+    regs: dict[str, np.dtype]
+    local_size: int
+    param_sizes: dict[str, int]
+    params: list[str] = field(default_factory=list)  # parameter names of a .func, in order
+    returns: list[str] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.function.name
+
+    @property
+    def is_kernel(self) -> bool:
+        return self.function.is_kernel
+
+
+# ------------------------------------------------------------------------------------------ scope
+_SREG_BITS = {"%clock64": 64, "%globaltimer": 64, "%gridid": 64}
+_LANEMASKS = {
+    "%lanemask_eq": 1 << LANES, "%lanemask_lt": (1 << LANES) - 1, "%lanemask_le": (2 << LANES) - 1,
+    "%lanemask_gt": ((1 << 32) - 1) ^ ((2 << LANES) - 1), "%lanemask_ge": ((1 << 32) - 1) ^ ((1 << LANES) - 1),
+}
+_DIM = {"x": 0, "y": 1, "z": 2}
+
+
+def _special(name: str) -> Reader | None:
+    """Reader of a special register (uint32, or uint64 for the 64-bit ones), None if not special."""
+    base, _, dim = name.partition(".")
+    k = _DIM.get(dim, 0)
+    if base == "%tid":
+        return lambda f: f.warp.tid[k]
+    fixed = {
+        "%ntid": lambda f: f.cta.launch.block[k], "%nctaid": lambda f: f.cta.launch.grid[k],
+        "%ctaid": lambda f: f.cta.ctaid[k], "%warpid": lambda f: f.warp.index,
+        "%nwarpid": lambda f: -(-f.cta.launch.threads_per_block // 32),
+        "%smid": lambda f: 0, "%nsmid": lambda f: 1, "%gridid": lambda f: 0,
+        "%dynamic_smem_size": lambda f: f.cta.launch.shared_bytes, "%total_smem_size": lambda f: f.device.shared_size,
+        "%clock": lambda f: f.device.steps & 0xFFFFFFFF, "%clock64": lambda f: f.device.steps,
+        "%globaltimer": lambda f: f.device.steps,
+    }.get(base)
+    if fixed is not None:
+        dt = np.uint64 if _SREG_BITS.get(base) == 64 else np.uint32
+        return lambda f: dt(fixed(f))
+    if base == "%laneid":
+        lanes = LANES.astype(np.uint32)
+        return lambda f: lanes
+    if base in _LANEMASKS:
+        masks = _LANEMASKS[base].astype(np.uint32)
+        return lambda f: masks
+    return None
+
+
+class Scope:
+    """Names visible in one function: its registers, its .local/.shared/.param variables, module symbols."""
+
+    def __init__(self, fn: Function, device: Device) -> None:
+        self.device = device
+        self.symbols: dict[str, Symbol] = dict(device.symbols)
+        self.symbols.update(device.function_shared.get(fn.name, {}))
+        self.regs: dict[str, np.dtype] = {}
+        self.reg_prefixes: dict[str, np.dtype] = {}
+        self.param_sizes: dict[str, int] = {}
+        self.local_size = 0
+        own = [*(fn.returns or ()), *(fn.params or ())]
+        for decl in own:
+            for d in decl.names:
+                size = decl_size(decl, d)
+                if fn.is_kernel:
+                    continue  # kernel parameters live in global memory (Device symbols)
+                self.symbols[d.name] = Symbol("param", 0, size)
+                self.param_sizes[d.name] = size
+        for s in fn.statements:
+            if isinstance(s, VarDecl):
+                self._declare(s)
+
+    def _declare(self, decl: VarDecl) -> None:
+        for d in decl.names:
+            if decl.space == "reg":
+                storage = NP["pred"] if decl.dtype == "pred" else UINT.get(np_type(decl.dtype).itemsize)
+                if storage is None:
+                    raise EmulationError(f"register {d.name} of type .{decl.dtype} is not supported")
+                (self.reg_prefixes if d.count is not None else self.regs)[d.name] = storage
+            elif decl.space == "local":
+                a = decl.align or 1
+                self.local_size = -(-self.local_size // a) * a
+                self.symbols[d.name] = Symbol("local", self.local_size, decl_size(decl, d))
+                self.local_size += decl_size(decl, d)
+            elif decl.space == "param":
+                size = max(decl_size(decl, d), self.param_sizes.get(d.name, 0))
+                self.symbols[d.name] = Symbol("param", 0, size)
+                self.param_sizes[d.name] = size
+
+    def reg_type(self, name: str) -> np.dtype:
+        dt = self.regs.get(name)
+        if dt is None:
+            dt = self.reg_prefixes.get(name.rstrip("0123456789"))
+            if dt is None:
+                raise EmulationError(f"register {name} is not declared")
+            self.regs[name] = dt
+        return dt
+
+    def symbol(self, name: str) -> Symbol:
+        sym = self.symbols.get(name)
+        if sym is None:
+            raise EmulationError(f"symbol {name} is not declared")
+        return sym
+
+
+# --------------------------------------------------------------------------------------- operands
+class Operands:
+    """Readers and writers for the operands of one instruction."""
+
+    def __init__(self, ins: Instruction, scope: Scope) -> None:
+        self.ins = ins
+        self.scope = scope
+        self.items = ins.operands
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def read(self, i: int, ty: str) -> Reader:
+        return self.reader(self.items[i], ty)
+
+    def write(self, i: int, ty: str) -> Writer:
+        return self.writer(self.items[i], ty)
+
+    def reader(self, op: Operand, ty: str) -> Reader:
+        """A function of the frame giving the operand's value as ``ty`` (array over lanes, or a scalar)."""
+        dt = np_type(ty)
+        if isinstance(op, Neg):
+            inner = self.reader(op.reg, "pred")
+            return lambda f: ~inner(f)
+        if isinstance(op, Imm):
+            bits = imm_bits(op.text, dt)
+            value = bits if bits is not None else const(op.value, dt)
+            return lambda f: value
+        if isinstance(op, Sym):
+            return self._symbol_value(op.name, dt)
+        if isinstance(op, Reg):
+            sreg = _special(op.name)
+            if sreg is not None:
+                return lambda f: resize(np.asarray(sreg(f)), dt)
+            return _reg_reader(op.name, self.scope.reg_type(op.name), dt, is_signed(ty))
+        raise EmulationError(f"operand {op} cannot be read as a .{ty} value")
+
+    def writer(self, op: Operand, ty: str) -> Writer:
+        """A function ``(frame, value, mask)`` storing a ``ty`` value into the operand for the masked lanes."""
+        if isinstance(op, Sym) and op.name == "_":
+            return lambda f, v, m: None
+        if not isinstance(op, Reg) or _special(op.name) is not None:
+            raise EmulationError(f"operand {op} is not a writable register")
+        name, storage, vt = op.name, self.scope.reg_type(op.name), np_type(ty)
+        signed = is_signed(ty)
+
+        def write(f, v, m):
+            v = np.asarray(v)
+            if v.dtype != vt:
+                v = v.astype(vt)
+            regs = f.regs
+            regs[name] = np.where(m, resize(v, storage, signed), regs[name])
+
+        return write
+
+    def pred(self, i: int) -> Reader:
+        return self.reader(self.items[i], "pred")
+
+    def address(self, i: int) -> tuple[Symbol | None, Reader]:
+        """The symbol an ``[addr]`` operand is based on (if any) and a reader of its uint64 address."""
+        op = self.items[i]
+        if not isinstance(op, Addr):
+            raise EmulationError(f"operand {i + 1} is not an address")
+        off = np.uint64(op.offset % (1 << 64))
+        if op.base is None:
+            return None, lambda f: off
+        if isinstance(op.base, Sym):
+            sym = self.scope.symbol(op.base.name)
+            if sym.kind == "param":
+                return sym, lambda f: off
+            base = self._symbol_value(op.base.name, np.dtype(np.uint64))
+            return sym, lambda f: base(f) + off
+        base = self.reader(op.base, "u64")
+        return None, lambda f: base(f) + off
+
+    def _symbol_value(self, name: str, dt: np.dtype) -> Reader:
+        sym = self.scope.symbol(name)
+        if sym.kind == "local":
+            offset = sym.address
+            return lambda f: resize(np.asarray(np.uint64(f.local_base + offset)), dt)
+        if sym.kind == "param":
+            raise EmulationError(f"the address of .param variable {name} is not supported")
+        value = const(sym.address, dt)
+        return lambda f: value
+
+
+def _reg_reader(name: str, storage: np.dtype, want: np.dtype, signed: bool) -> Reader:
+    if storage == want:
+        return lambda f: f.regs[name]
+    if storage.itemsize == want.itemsize and storage.kind != "b" and want.kind != "b":
+        return lambda f: f.regs[name].view(want)
+    return lambda f: resize(f.regs[name], want, signed)
+
+
+# ------------------------------------------------------------------------------------ compilation
+def _ipdom(g: nx.DiGraph, exits: list[int], n: int) -> list[int]:
+    """Immediate post-dominator of every block (:data:`EXIT_NODE` when paths only meet at the exit)."""
+    rg = g.reverse(copy=True)
+    rg.add_node(EXIT_NODE)
+    rg.add_edges_from((EXIT_NODE, e) for e in exits)
+    idom = nx.immediate_dominators(rg, EXIT_NODE)
+    return [idom.get(b, EXIT_NODE) for b in range(n)]
+
+
+def _raising(message: str) -> Op:
+    def op(f, m):
+        raise EmulationError(message)
+
+    return op
+
+
+def compile_function(fn: Function, device: Device, builders: dict[str, Callable[[Operands, OpInfo], Op]]) -> Code:
+    """Compile ``fn`` (which must have a body) into blocks of closures for ``device``."""
+    cfg = build_cfg(fn)
+    scope = Scope(fn, device)
+    labels = {lab: b.id for b in cfg.blocks for lab in b.labels}
+    tables = _branch_tables(fn)
+    blocks = []
+    for b in cfg.blocks:
+        steps: list[tuple] = []
+        term = None
+        for ins in b.instructions:
+            guard = ins.guard.name if ins.guard is not None else None
+            if guard is not None:
+                scope.reg_type(guard)
+            try:
+                kind, payload = _compile(ins, Operands(ins, scope), labels, tables, builders)
+            except EmulationError as exc:
+                kind, payload = OP, _raising(str(exc))
+            if kind == "term":
+                term = (payload[0], guard, ins.guard_negated, payload[1], ins)
+            else:
+                steps.append((kind, guard, ins.guard_negated, payload, ins))
+        ends = term is not None and term[1] is None
+        fall = None if ends else b.id + 1 if b.id + 1 < len(cfg.blocks) else END
+        blocks.append(Block(b.id, steps, term, fall, [i.opcode for i in b.instructions]))
+    code = Code(fn, blocks, _ipdom(cfg.graph, cfg.exits, len(blocks)), scope.regs, scope.local_size,
+                scope.param_sizes)
+    if not fn.is_kernel:
+        code.params = [d.name for decl in fn.params or () for d in decl.names]
+        code.returns = [d.name for decl in fn.returns or () for d in decl.names]
+    return code
+
+
+def _branch_tables(fn: Function) -> dict[str, tuple[str, ...]]:
+    tables, pending = {}, None
+    for s in fn.statements:
+        if isinstance(s, Label):
+            pending = s.name
+        elif isinstance(s, BranchTargets) and pending:
+            tables[pending] = s.targets
+    return tables
+
+
+def _compile(ins: Instruction, ops: Operands, labels: dict[str, int], tables: dict[str, tuple[str, ...]],
+             builders: dict[str, Callable[[Operands, OpInfo], Op]]) -> tuple[object, object]:
+    info = ins.info
+    name = info.opcode
+    if name == "bra":
+        target = next((o.name for o in ins.operands if isinstance(o, Sym)), "")
+        if target not in labels:
+            raise EmulationError(f"branch target {target} is not a label of the function")
+        return "term", (BRA, labels[target])
+    if name == "brx.idx":
+        table = tables.get(ins.operands[1].name, ()) if isinstance(ins.operands[1], Sym) else ()
+        if not table or any(t not in labels for t in table):
+            raise EmulationError("brx.idx needs a .branchtargets table of labels")
+        return "term", (BRX, (ops.read(0, "u32"), [labels[t] for t in table]))
+    if name in ("ret", "exit", "trap"):
+        return "term", ({"ret": RET, "exit": EXIT, "trap": TRAP}[name], None)
+    if name == "call":
+        return CALL, _call_site(ins, ops)
+    if name in ("bar", "barrier") and "warp" not in info.other:
+        return BARRIER, _barrier(info, ops)
+    build = builders.get(name)
+    if build is None:
+        raise EmulationError(f"opcode {name} is not supported")
+    return OP, build(ops, info)
+
+
+def _call_site(ins: Instruction, ops: Operands) -> CallSite:
+    tuples = [o for o in ins.operands if isinstance(o, Tup)]
+    callee = next(o for o in ins.operands if not isinstance(o, Tup))
+    returns: tuple[str, ...] = ()
+    if ins.operands[0] is not callee:
+        returns = tuple(o.name for o in tuples[0].items if isinstance(o, Sym))
+        tuples = tuples[1:]
+    args = tuple(o.name for o in tuples[0].items if isinstance(o, Sym)) if tuples else ()
+    if isinstance(callee, Sym):
+        return CallSite(callee.name, None, args, returns)
+    return CallSite(None, ops.reader(callee, "u64"), args, returns)
+
+
+def _barrier(info: OpInfo, ops: Operands) -> BarrierSpec:
+    if "red" in info.other:
+        red = next(o for o in info.other if o in ("popc", "and", "or"))
+        ty = "pred" if red != "popc" else "u32"
+        count = ops.read(2, "u32") if len(ops) == 4 else None
+        return BarrierSpec("red", ops.read(1, "u32"), count, red, ops.pred(len(ops) - 1), ops.write(0, ty))
+    mode = "arrive" if "arrive" in info.other else "sync"
+    ident = ops.read(0, "u32") if len(ops) else (lambda f: np.uint32(0))
+    return BarrierSpec(mode, ident, ops.read(1, "u32") if len(ops) > 1 else None)
+
