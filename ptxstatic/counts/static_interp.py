@@ -1,0 +1,555 @@
+"""The static block-count interpreter: a kernel's control flow run over every thread of a launch at once.
+
+Threads that are at the same block travel together as one :class:`Group` of rows (numpy arrays, one entry
+per row). A branch whose predicate is known splits a group exactly. A branch whose predicate is data
+(:mod:`ptxstatic.counts.symbolic`) splits it by weight instead: both sides go on with a share of each
+row's weight (50/50 for an ``if``; for a loop exit, ``1/DATA_LOOP_TRIPS`` per evaluation), and every
+block run until the branch's immediate post-dominator is marked estimated. Registers written in that
+stretch become data when it ends, so fragments of one thread meet again with equal state and fold back
+into one row whose weight sums to 1.
+
+Groups are scheduled by reverse post-order, so groups that reach a block by different paths are usually
+merged before it runs. Device functions are interpreted at each call; their blocks are counted per call.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import networkx as nx
+import numpy as np
+
+from ptxstatic.analysis.cfg import BasicBlock, BlockGraph, build_cfg
+from ptxstatic.analysis.defuse import DefUse, def_use
+from ptxstatic.counts.symbolic import MIXED, U64, Bits, Rows, Step, compile_instruction
+from ptxstatic.ptx.ast import Function, Instruction, Module, Reg, Sym, Tup
+
+DATA_LOOP_TRIPS = 8  #: expected iterations of a loop whose exit depends on data (exit chance 1/8 per test)
+MIN_WEIGHT = 1e-4  #: a fragment lighter than this leaves a data-dependent loop at its next exit test
+MAX_CALL_DEPTH = 8  #: device-function calls deeper than this are not followed
+OUTER = -1  #: region marker of a callee entered under a data-dependent branch of its caller
+
+
+class WorkLimit(Exception):
+    """Raised when interpretation exceeds its budget of row-instructions."""
+
+
+@dataclass
+class Group:
+    """Rows (thread fragments) of one function frame at one block, with their weights."""
+
+    rows: Rows
+    weight: np.ndarray  # float64: 0-d (all rows alike) or one per row
+    origin: np.ndarray  # row -> row of the group that entered the function
+    regions: frozenset[int] = frozenset()  # data-dependent branch blocks whose influence the rows are in
+    trace: object | None = None  # loop fast-forward state (ptxstatic.counts.static_loops)
+
+    @property
+    def n(self) -> int:
+        return self.rows.n
+
+    def total_weight(self) -> float:
+        return float(self.weight) * self.n if self.weight.ndim == 0 else float(self.weight.sum())
+
+
+def take(g: Group, idx: np.ndarray) -> Group:
+    """The rows ``idx`` of ``g`` as a new group."""
+    r = g.rows
+    regs = {k: (v if v is None or v.ndim == 0 else v[idx]) for k, v in r.regs.items()}
+    params = {k: ((b if b is None or b.ndim == 0 else b[idx]), *rest) for k, (b, *rest) in r.params.items()}
+    rows = Rows(len(idx), regs, dict(r.ptr), set(r.tainted), params, r.shadowed)  # type: ignore[arg-type]
+    w = g.weight if g.weight.ndim == 0 else g.weight[idx]
+    return Group(rows, w, g.origin[idx], g.regions)
+
+
+def reweighted(g: Group, factor: float, region: int) -> Group:
+    """A copy of ``g`` with weights scaled by ``factor`` and ``region`` added to its influence set."""
+    r = g.rows
+    rows = Rows(r.n, dict(r.regs), dict(r.ptr), set(r.tainted), dict(r.params), True)
+    return Group(rows, g.weight * factor, g.origin, g.regions | {region})
+
+
+def _concat(parts: list[Bits | None], sizes: list[int]) -> Bits | None:
+    if any(p is None for p in parts):
+        return None
+    if all(p.ndim == 0 for p in parts) and all(p == parts[0] for p in parts):  # type: ignore[union-attr]
+        return parts[0]
+    return np.concatenate([np.broadcast_to(p, (s,)) for p, s in zip(parts, sizes, strict=True)])
+
+
+def _merged_tag(tags: list[int | None]) -> int | None:
+    return tags[0] if all(t == tags[0] for t in tags) else MIXED
+
+
+def merge(groups: list[Group]) -> Group:
+    """One group holding the rows of all ``groups`` (same block, same regions)."""
+    if len(groups) == 1:
+        return groups[0]
+    sizes = [g.n for g in groups]
+    regs: dict[str, Bits | None] = {}
+    for name in set().union(*(g.rows.regs for g in groups)):
+        regs[name] = _concat([g.rows.regs.get(name) for g in groups], sizes)
+    ptr = {}
+    for name in set().union(*(g.rows.ptr for g in groups)):
+        ptr[name] = _merged_tag([g.rows.ptr.get(name) for g in groups])
+    params = {}
+    for key in set.intersection(*(set(g.rows.params) for g in groups)):
+        entries = [g.rows.params[key] for g in groups]
+        if all(e[1] == entries[0][1] for e in entries):
+            params[key] = (_concat([e[0] for e in entries], sizes), entries[0][1],
+                           _merged_tag([e[2] for e in entries]), any(e[3] for e in entries))
+    rows = Rows(sum(sizes), regs, ptr, set().union(*(g.rows.tainted for g in groups)), params,
+                any(g.rows.shadowed for g in groups))
+    weight = np.concatenate([np.broadcast_to(g.weight, (g.n,)) for g in groups])
+    if np.all(weight == weight[0]):
+        weight = np.asarray(weight[0])
+    origin = np.concatenate([g.origin for g in groups])
+    return Group(rows, weight, origin, groups[0].regions)
+
+
+def fold(g: Group) -> Group:
+    """Fold rows in identical state (fragments of one thread that met again) into one, adding weights."""
+    if g.n < 2 or len(np.unique(g.origin)) == g.n:
+        return g
+    cols = [g.origin.astype(U64)]
+    cols += [v for v in g.rows.regs.values() if v is not None and v.ndim == 1]
+    cols += [e[0] for e in g.rows.params.values() if e[0] is not None and e[0].ndim == 1]
+    keys = np.stack(cols, axis=1)
+    uniq, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+    if len(uniq) == g.n:
+        return g
+    out = take(g, first)
+    out.weight = np.bincount(inverse.ravel(), weights=np.broadcast_to(g.weight, (g.n,)), minlength=len(uniq))
+    return out
+
+
+def end_shadow(rows: Rows) -> None:
+    """Leaving every data-dependent region: what was written inside becomes data."""
+    for name in rows.tainted:
+        rows.regs[name] = None
+        rows.ptr.pop(name, None)
+    rows.tainted.clear()
+    for key, (_, size, _, tainted) in list(rows.params.items()):
+        if tainted:
+            rows.params[key] = (None, size, None, False)
+    rows.shadowed = False
+
+
+# --------------------------------------------------------------------------------------- plans
+
+
+@dataclass
+class Terminator:
+    kind: str  # "fall", "jump", "cond", "ret", "brx"
+    targets: tuple[int, ...] = ()  # successor blocks ("cond": taken, not taken; "ret": not taken)
+    guard: str = ""
+    negated: bool = False
+    line: int = 0
+
+
+@dataclass
+class CallSite:
+    instruction: Instruction
+    callee: str | None  # direct callee, None for an indirect call
+    target: str  # register holding the target of an indirect call
+    args: tuple[str, ...]
+    rets: tuple[str, ...]
+
+
+Op = Step | CallSite
+
+
+@dataclass
+class FunctionPlan:
+    """Everything the interpreter needs about one function, computed once."""
+
+    function: Function
+    cfg: BlockGraph
+    ops: list[list[Op]]
+    terminators: list[Terminator]
+    loop_facts: dict[int, object] = field(default_factory=dict)  # header -> static_loops.LoopFacts | None
+
+    @cached_property
+    def def_use(self) -> DefUse:
+        return def_use(self.cfg)
+
+    @cached_property
+    def rpo(self) -> dict[int, int]:
+        """Scheduling rank of each block: a topological order of the graph without back edges in which every
+        block of a loop comes before the loop's exits (reverse post-order when the graph is irreducible)."""
+        cfg = self.cfg
+        dag = nx.DiGraph()
+        dag.add_nodes_from(cfg.reachable)
+        back = set(cfg.back_edges)
+        dag.add_edges_from(e for e in cfg.graph.subgraph(cfg.reachable).edges if e not in back)
+        for lp in cfg.loops:
+            for _, target in lp.exits:
+                dag.add_edges_from((b, target) for b in lp.body if b != target)
+        try:
+            order = list(nx.lexicographical_topological_sort(dag))
+        except nx.NetworkXUnfeasible:
+            order = list(reversed(list(nx.dfs_postorder_nodes(cfg.graph, cfg.entry))))
+        return {b: i for i, b in enumerate(order)}
+
+    @cached_property
+    def ipdom(self) -> dict[int, int]:
+        """Immediate post-dominator of each block (``-2``: the function's end)."""
+        g = self.cfg.graph.reverse(copy=True)
+        end = -2
+        g.add_node(end)
+        for b in self.cfg.exits:
+            g.add_edge(end, b)
+        dom = nx.immediate_dominators(g, end)
+        return {b: d for b, d in dom.items() if b != end}
+
+    @cached_property
+    def innermost_loop(self) -> dict[int, frozenset[int]]:
+        """Body of the innermost natural loop holding each block in a loop."""
+        out: dict[int, frozenset[int]] = {}
+        for lp in sorted(self.cfg.loops, key=lambda lp: -len(lp.body)):
+            for b in lp.body:
+                out[b] = lp.body
+        return out
+
+    def branch_line(self, block: int) -> int:
+        return self.terminators[block].line
+
+
+def _call_site(ins: Instruction) -> CallSite:
+    ops = list(ins.operands)
+    rets: tuple[str, ...] = ()
+    if ops and isinstance(ops[0], Tup):
+        rets = tuple(o.name for o in ops.pop(0).items if isinstance(o, Sym))
+    target = ops.pop(0) if ops else None
+    args = tuple(o.name for o in ops[0].items if isinstance(o, Sym)) if ops and isinstance(ops[0], Tup) else ()
+    if isinstance(target, Sym):
+        return CallSite(ins, target.name, "", args, rets)
+    return CallSite(ins, None, target.name if isinstance(target, Reg) else "", args, rets)
+
+
+def _terminator(block: BasicBlock, label_block: dict[str, int], cfg: BlockGraph) -> Terminator:
+    nxt = block.id + 1
+    last = block.instructions[-1] if block.instructions else None
+    if last is None:
+        return Terminator("fall", (nxt,) if nxt < len(cfg.blocks) else ())
+    op = last.opcode
+    guard = last.guard.name if last.guard is not None else ""
+    if op.startswith("brx"):
+        succ = tuple(sorted(cfg.graph.successors(block.id)))
+        targets = tuple(label_block[s] for s in _brx_labels(last, cfg))
+        idx = last.operands[0].name if isinstance(last.operands[0], Reg) else ""
+        return Terminator("brx", targets or succ, idx, False, last.line)
+    if op.startswith("bra"):
+        target = next((label_block[o.name] for o in last.operands if isinstance(o, Sym) and o.name in label_block),
+                      None)
+        if target is None:
+            return Terminator("ret", (), guard, last.guard_negated, last.line)
+        if not guard:
+            return Terminator("jump", (target,), line=last.line)
+        return Terminator("cond", (target, nxt), guard, last.guard_negated, last.line)
+    if op.startswith(("ret", "exit", "trap")):
+        return Terminator("ret", (nxt,) if guard else (), guard, last.guard_negated, last.line)
+    return Terminator("fall", (nxt,) if nxt < len(cfg.blocks) else ())
+
+
+def _brx_labels(ins: Instruction, cfg: BlockGraph) -> list[str]:
+    from ptxstatic.ptx.ast import BranchTargets, Label
+
+    table = next((o.name for o in ins.operands[1:] if isinstance(o, Sym)), "")
+    pending = None
+    for s in cfg.function.statements:
+        if isinstance(s, Label):
+            pending = s.name
+        elif isinstance(s, BranchTargets) and pending == table:
+            return list(s.targets)
+    return []
+
+
+def make_plan(fn: Function, symbols: dict[str, int]) -> FunctionPlan:
+    cfg = build_cfg(fn)
+    label_block = {lab: b.id for b in cfg.blocks for lab in b.labels}
+    ops: list[list[Op]] = []
+    terms: list[Terminator] = []
+    for b in cfg.blocks:
+        term = _terminator(b, label_block, cfg)
+        body = b.instructions[:-1] if term.kind != "fall" else b.instructions
+        ops.append([_call_site(i) if i.opcode.startswith("call") else compile_instruction(i, symbols)
+                    for i in body])
+        terms.append(term)
+    return FunctionPlan(fn, cfg, ops, terms)
+
+
+# ---------------------------------------------------------------------------------------- interpreter
+
+
+@dataclass
+class Interpreter:
+    """Runs a kernel's control flow over groups of rows; accumulates weighted block entry counts."""
+
+    module: Module
+    symbols: dict[str, int]  # addressable symbol -> pointer base tag
+    max_work: float = 2e8  # row-instructions
+    max_steps: int = 2_000_000  # group-instructions (numpy calls)
+    counts: dict[str, dict[int, float]] = field(default_factory=dict)
+    reasons: dict[str, dict[int, str]] = field(default_factory=dict)  # function -> block -> why estimated
+    notes: list[str] = field(default_factory=list)
+    work: float = 0.0
+    steps: int = 0
+    on_header: Callable[[Interpreter, FunctionPlan, Group, int], None] | None = None
+    _plans: dict[str, FunctionPlan] = field(default_factory=dict)
+
+    def plan(self, name: str) -> FunctionPlan:
+        p = self._plans.get(name)
+        if p is None:
+            p = self._plans[name] = make_plan(self.module.function(name), self.symbols)
+            self.counts.setdefault(name, dict.fromkeys(range(len(p.cfg.blocks)), 0.0))
+        return p
+
+    def estimated(self, fn: str, block: int, reason: str) -> None:
+        self.reasons.setdefault(fn, {}).setdefault(block, reason)
+
+    # ----------------------------------------------------------------------------- one function
+    def run(self, plan: FunctionPlan, entry: Group, depth: int = 0) -> list[Group]:
+        """Interpret ``plan`` from its entry block for ``entry``; the groups that returned."""
+        pending: dict[int, list[Group]] = {}
+        heap: list[tuple[int, int]] = []
+        returned: list[Group] = []
+
+        def arrive(g: Group, block: int) -> None:
+            if g.regions:
+                kept = frozenset(r for r in g.regions if r == OUTER or plan.ipdom.get(r) != block)
+                if kept != g.regions:
+                    g.regions = kept
+                    if not kept:
+                        end_shadow(g.rows)
+            if block not in pending:
+                pending[block] = []
+                heapq.heappush(heap, (plan.rpo.get(block, len(plan.rpo) + block), block))
+            pending[block].append(g)
+
+        arrive(entry, plan.cfg.entry)
+        while heap:
+            _, block = heapq.heappop(heap)
+            by_region: dict[frozenset[int], list[Group]] = {}
+            for g in pending.pop(block):
+                by_region.setdefault(g.regions, []).append(g)
+            for groups in by_region.values():
+                g = merge(groups)
+                if len(groups) > 1:
+                    g = fold(g)
+                out = self._execute(plan, g, block, depth)
+                if out is None:
+                    continue
+                for succ_group, succ in out:
+                    if succ is None:
+                        returned.append(succ_group)
+                    else:
+                        arrive(succ_group, succ)
+        for g in returned:
+            inner = frozenset(r for r in g.regions if r == OUTER)
+            if inner != g.regions:
+                g.regions = inner
+                if not inner:
+                    end_shadow(g.rows)
+        return returned
+
+    def _execute(self, plan: FunctionPlan, g: Group, block: int, depth: int
+                 ) -> list[tuple[Group, int | None]] | None:
+        name = plan.function.name
+        counts = self.counts[name]
+        counts[block] = counts.get(block, 0.0) + g.total_weight()
+        if g.regions:
+            root = min(r for r in g.regions) if OUTER not in g.regions else OUTER
+            self.estimated(name, block, "caller branch depends on data" if root == OUTER else
+                           f"depends on a data-dependent branch at line {plan.branch_line(root)}")
+        if self.on_header is not None and block in plan.innermost_loop:
+            self.on_header(self, plan, g, block)
+        ops = plan.ops[block]
+        self.steps += len(ops) + 1
+        self.work += g.n * (len(ops) + 1)
+        if self.work > self.max_work or self.steps > self.max_steps:
+            raise WorkLimit
+        for op in ops:
+            if isinstance(op, CallSite):
+                g = self._call(plan, g, op, block, depth)
+                if g is None:
+                    return None
+            else:
+                op(g.rows)
+        return self._branch(plan, g, block)
+
+    # ------------------------------------------------------------------------------------ branches
+    def _branch(self, plan: FunctionPlan, g: Group, block: int) -> list[tuple[Group, int | None]]:
+        term = plan.terminators[block]
+        if term.kind == "fall":
+            return [(g, term.targets[0] if term.targets else None)]
+        if term.kind == "jump":
+            return [(g, term.targets[0])]
+        if term.kind == "brx":
+            return self._indirect_branch(plan, g, block, term)
+        targets: tuple[int | None, int | None] = (
+            (None, term.targets[0] if term.targets else None) if term.kind == "ret" else term.targets)  # type: ignore[assignment]
+        if not term.guard:
+            return [(g, None)]
+        p = g.rows.regs.get(term.guard)
+        tainted = term.guard in g.rows.tainted
+        if p is None:
+            return self._data_split(plan, g, block, targets)
+        cond = (p == 0) if term.negated else (p != 0)
+        out = []
+        if cond.ndim == 0:
+            parts = [(g, targets[0] if cond else targets[1])]
+        else:
+            hit = np.flatnonzero(cond)
+            miss = np.flatnonzero(~cond)
+            parts = [(take(g, idx), t) for idx, t in ((hit, targets[0]), (miss, targets[1])) if len(idx)]
+            if len(parts) == 1:
+                parts = [(g, parts[0][1])]
+        for part, succ in parts:
+            if tainted:
+                part.regions = part.regions | {block}
+                part.rows.shadowed = True
+            out.append((part, succ))
+        return out
+
+    def _data_split(self, plan: FunctionPlan, g: Group, block: int, targets: tuple[int | None, int | None]
+                    ) -> list[tuple[Group, int | None]]:
+        """Heuristic split of a branch on data: loop exits get 1/DATA_LOOP_TRIPS, other branches 1/2."""
+        loop = plan.innermost_loop.get(block)
+        share = [0.5, 0.5]
+        if loop is not None:
+            outside = [t is None or t not in loop for t in targets]
+            if outside[0] != outside[1]:
+                share = [1 / DATA_LOOP_TRIPS if o else 1 - 1 / DATA_LOOP_TRIPS for o in outside]
+                if float(np.max(g.weight)) * max(share) < MIN_WEIGHT:
+                    share = [1.0 if o else 0.0 for o in outside]
+        return [(reweighted(g, s, block), t) for s, t in zip(share, targets, strict=True) if s > 0]
+
+    def _indirect_branch(self, plan: FunctionPlan, g: Group, block: int, term: Terminator
+                         ) -> list[tuple[Group, int | None]]:
+        idx = g.rows.regs.get(term.guard)
+        if idx is None or not term.targets:
+            k = len(term.targets)
+            return [(reweighted(g, 1 / k, block), t) for t in term.targets]
+        idx = np.broadcast_to(idx.astype(np.int64) & 0xFFFFFFFF, (g.n,))
+        out = []
+        for value in np.unique(idx):
+            rows = np.flatnonzero(idx == value)
+            if value < len(term.targets):
+                part = take(g, rows) if len(rows) < g.n else g
+                if term.guard in g.rows.tainted:
+                    part.regions = part.regions | {block}
+                    part.rows.shadowed = True
+                out.append((part, term.targets[value]))
+        return out
+
+    # --------------------------------------------------------------------------------------- calls
+    def _call(self, plan: FunctionPlan, g: Group, site: CallSite, block: int, depth: int) -> Group | None:
+        caller = plan.function.name
+        callee = site.callee
+        if callee is None:
+            return self._indirect_call(plan, g, site, block, depth)
+        try:
+            fn = self.module.function(callee)
+        except KeyError:
+            self._returns_data(g, site)  # an external function (vprintf, malloc, ...)
+            return g
+        if depth >= MAX_CALL_DEPTH:
+            self.estimated(caller, block, f"calls nested deeper than {MAX_CALL_DEPTH} are not followed")
+            for b in range(len(self.plan(callee).cfg.blocks)):
+                self.estimated(callee, b, f"calls nested deeper than {MAX_CALL_DEPTH} are not followed")
+            self._returns_data(g, site)
+            return g
+        sub = self.plan(callee)
+        entry = self._callee_entry(g, site, fn)
+        returned = self.run(sub, entry, depth + 1)
+        if not returned:
+            return None
+        back = merge(returned)
+        out = take(g, back.origin)
+        out.weight = back.weight
+        ret_names = [d.name for decl in fn.returns for d in decl.names]
+        for local, theirs in zip(site.rets, ret_names, strict=False):
+            for (sym, off), entry_ in back.rows.params.items():
+                if sym == theirs:
+                    out.rows.params[(local, off)] = entry_
+        return fold(out)
+
+    def _callee_entry(self, g: Group, site: CallSite, fn: Function) -> Group:
+        specials = {k: v for k, v in g.rows.regs.items() if _is_special(k)}
+        params: dict = {}
+        mine = [d.name for decl in (fn.params or ()) for d in decl.names]
+        for local, theirs in zip(site.args, mine, strict=False):
+            for (sym, off), entry in g.rows.params.items():
+                if sym == local:
+                    params[(theirs, off)] = entry
+        rows = Rows(g.n, specials, {}, set(), params, g.rows.shadowed)
+        regions = frozenset({OUTER}) if g.regions else frozenset()
+        return Group(rows, g.weight, np.arange(g.n), regions)
+
+    def _returns_data(self, g: Group, site: CallSite) -> None:
+        for key in [k for k in g.rows.params if k[0] in site.rets]:
+            g.rows.params[key] = (None, g.rows.params[key][1], None, False)
+        for r in site.rets:
+            g.rows.params.pop((r, 0), None)
+
+    def _indirect_call(self, plan: FunctionPlan, g: Group, site: CallSite, block: int, depth: int
+                       ) -> Group | None:
+        """Call through a pointer: a known target is followed; otherwise every candidate gets a share."""
+        caller = plan.function.name
+        target = g.rows.regs.get(site.target)
+        tag = g.rows.ptr.get(site.target)
+        names = {v: k for k, v in self.symbols.items()}
+        exact_target = None
+        if target is not None and tag is not None and tag != MIXED and target.ndim == 0:
+            exact_target = names.get(tag)
+        candidates = [exact_target] if exact_target else self.address_taken(len(site.args), len(site.rets))
+        if exact_target is not None:
+            return self._call(plan, g, CallSite(site.instruction, exact_target, "", site.args, site.rets),
+                              block, depth)
+        self.estimated(caller, block, f"indirect call at line {site.instruction.line}")
+        for name in candidates:
+            share = reweighted(g, 1 / len(candidates), block)
+            share.rows.shadowed = True
+            share.regions = frozenset({OUTER})
+            self._call(plan, share, CallSite(site.instruction, name, "", site.args, site.rets), block, depth)
+        self._returns_data(g, site)
+        return g
+
+    @cached_property
+    def _address_taken(self) -> set[str]:
+        from ptxstatic.ptx.ast import InitList, VarDecl
+
+        names: set[str] = set()
+
+        def walk(init: object) -> None:
+            if isinstance(init, Sym):
+                names.add(init.name)
+            elif isinstance(init, InitList):
+                for i in init.items:
+                    walk(i)
+
+        for item in self.module.items:
+            if isinstance(item, VarDecl) and item.init is not None:
+                walk(item.init)
+        for fn in self.module.functions:
+            for ins in fn.instructions if fn.body is not None else ():
+                if ins.opcode.startswith("mov"):
+                    names.update(o.name for o in ins.operands[1:] if isinstance(o, Sym))
+        return names
+
+    def address_taken(self, n_args: int, n_rets: int) -> list[str]:
+        """Defined device functions whose address is taken and whose signature has the given arity."""
+        return [f.name for f in self.module.functions
+                if f.kind == "func" and f.body is not None and f.name in self._address_taken
+                and len([d for p in (f.params or ()) for d in p.names]) == n_args
+                and len([d for p in f.returns for d in p.names]) == n_rets]
+
+
+def _is_special(name: str) -> bool:
+    from ptxstatic.analysis.registers import is_special
+
+    return is_special(name)
