@@ -14,6 +14,7 @@ COMMANDS: dict[str, str] = {
     "parse": "ptxstatic.cli.parse_cmd:parse",
     "analyze": "ptxstatic.cli.analyze_cmd:analyze",
     "instrument": "ptxstatic.cli.instrument_cmd:instrument",
+    "profile": "ptxstatic.cli.profile_cmd:profile",
 }
 
 
