@@ -154,13 +154,16 @@ def test_ir_counters_count_what_the_ptx_route_counts(name: str, text: str):
     ir = llvm_ir.instrument_ir(text, name)
     both = instrument(ir.module, InstrumentOptions(symbol="__ptxstatic_ptx_counters"))
     assemble(both.text, target_arch(ir.module))
-    final = llvm_ir.counters_in_blocks(parse_text(both.text, "both"))
+    again = parse_text(both.text, "both")
+    final_ir = llvm_ir.counters_in_blocks(again)
+    final_ptx = llvm_ir.counters_in_blocks(again, base="%__ps_base")
     for fn, per in ir.ptx_blocks.items():
         ptx_route = {c.block: c.index for c in both.counters.of(fn)}
         assert sorted(ptx_route) == sorted(per)  # neither route added or removed a block
         for p, ir_counters in per.items():
-            # block p starts with the PTX route's counter, followed by the IR counters lowered into it
-            assert final[fn][p] == [ptx_route[p], *ir_counters]
+            # block p holds the PTX route's counter of p and the IR counters lowered into it
+            assert final_ptx[fn][p] == [ptx_route[p]]
+            assert final_ir[fn][p] == ir_counters
     for c in ir.counters.counters:
         assert all(c.index in ir.ptx_blocks[c.function][p] for p in c.ptx_blocks)
 

@@ -59,23 +59,25 @@ class ProfileResult:
 
 # ----------------------------------------------------------------------------------- arguments
 def host_fill(buf: Buffer) -> np.ndarray:
-    """A buffer's initial contents: zeros, ones, iota, random (seeded; integers in [0, 256)) or const."""
+    """A buffer's initial contents, as the emulator makes them: zeros, ones, iota, const, or random (seeded
+    ``default_rng``: floats uniform in [0, 1), integers uniform in [0, count)); bf16 as 16-bit words."""
     dtype = NUMPY.get(buf.dtype)
     if dtype is None:
         raise PtxstaticError(f"buffer type {buf.dtype!r} is not supported; one of {', '.join(NUMPY)}")
     n = buf.count
-    if buf.fill == "zeros":
-        return np.zeros(n, dtype)
-    if buf.fill == "ones":
-        return np.ones(n, dtype)
-    if buf.fill == "iota":
-        return np.arange(n).astype(dtype)
-    if buf.fill == "const":
-        return np.full(n, buf.value).astype(dtype)
-    rng = np.random.default_rng(buf.seed)
-    if np.issubdtype(dtype, np.floating):
-        return rng.random(n).astype(dtype)
-    return rng.integers(0, 256, n).astype(dtype)
+    floating = buf.dtype == "bf16" or np.issubdtype(dtype, np.floating)
+    if buf.fill == "random":
+        rng = np.random.default_rng(buf.seed)
+        values = rng.random(n) if floating else rng.integers(0, max(1, n), n)
+    else:
+        values = {"zeros": np.zeros(n), "ones": np.ones(n), "iota": np.arange(n),
+                  "const": np.full(n, buf.value)}[buf.fill]
+    if buf.dtype == "bf16":  # round to nearest even on the upper half of the float32 bits
+        bits = values.astype(np.float32).view(np.uint32).astype(np.uint64)
+        return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+    if not floating:
+        return values.astype(np.int64).astype(dtype)
+    return values.astype(dtype)
 
 
 def _param_size(p: A.VarDecl) -> int:
@@ -193,21 +195,19 @@ def dynamic_instructions(module: A.Module, counts: BlockCounts) -> dict[str, dic
 
 
 # ----------------------------------------------------------------------------------------- runs
-def _run(drv: Driver, ptx: str, kernel: str, launch: Launch, args: _Args, symbol: str | None = None,
-         ) -> tuple[dict[str, bytes], list[int]]:
+def _run(drv: Driver, ptx: str, kernel: str, launch: Launch, args: _Args, symbols: tuple[str, ...] = (),
+         ) -> tuple[dict[str, bytes], dict[str, list[int]]]:
+    """One launch on freshly reset buffers: (buffer contents after it, each counter array's elements)."""
     module = drv.load(ptx)
     try:
         fn = drv.function(module, kernel)
-        counters: list[int] = []
-        ptr = size = 0
-        if symbol:
-            ptr, size = drv.global_(module, symbol)
+        arrays = {s: drv.global_(module, s) for s in symbols}
+        for ptr, size in arrays.values():
             drv.zero(ptr, size)
         args.reset()
         drv.launch(fn, launch.grid, launch.block, launch.shared_bytes, args.ctypes())
         drv.synchronize()
-        if symbol:
-            counters = np.frombuffer(drv.download(ptr, size), np.uint64).tolist()
+        counters = {s: np.frombuffer(drv.download(p, n), np.uint64).tolist() for s, (p, n) in arrays.items()}
         return args.snapshot(), counters
     finally:
         drv.unload(module)
@@ -235,24 +235,25 @@ def profile(ptx: str | A.Module, kernel: str, launch: Launch, options: Instrumen
     args = _Args(drv, fn, launch)
     try:
         want, _ = _run(drv, original, kernel, launch, args)
-        got, raw = _run(drv, result.text, kernel, launch, args, result.counters.symbol)
+        got, raw = _run(drv, result.text, kernel, launch, args, (result.counters.symbol,))
     finally:
         args.free()
     mismatches = [n for n in want if want[n] != got[n]]
-    counts = block_counts(result.counters, raw, kernel, launch)
+    counts = block_counts(result.counters, raw[result.counters.symbol], kernel, launch)
     return ProfileResult(counts, dynamic_instructions(module, counts), not mismatches, mismatches, drv.name,
                          result.counters)
 
 
-def run_counters(drv: Driver, ptx: str, kernel: str, launch: Launch, fn: A.Function, cmap: CounterMap,
-                 ) -> dict[str, dict[int, int]]:
-    """Launch already-instrumented PTX once and fold its counters (used for the LLVM IR route)."""
+def run_counters(drv: Driver, ptx: str, kernel: str, launch: Launch, fn: A.Function,
+                 maps: list[CounterMap]) -> list[dict[str, dict[int, int]]]:
+    """Launch already-instrumented PTX once and fold each map's counters (the LLVM IR route; PTX carrying
+    both routes' counters)."""
     args = _Args(drv, fn, launch)
     try:
-        _, raw = _run(drv, ptx, kernel, launch, args, cmap.symbol)
+        _, raw = _run(drv, ptx, kernel, launch, args, tuple(m.symbol for m in maps))
     finally:
         args.free()
-    return cmap.fold(raw)
+    return [m.fold(raw[m.symbol]) for m in maps]
 
 
 def time_kernel(drv: Driver, ptx: str, kernel: str, launch: Launch, fn: A.Function, repeats: int = 20,

@@ -27,6 +27,7 @@ from ptxstatic.ptx.printer import statement
 
 DEFAULT_CPU = "sm_80"
 DEFAULT_FEATURES = "+ptx80"
+IR_PREFIX = "%__psir_"  # register-name prefix of the IR route's counter scopes
 
 _DEFINE = re.compile(r'^define\b[^@]*@("(?:[^"\\]|\\.)*"|[-\w$.]+)\s*\(', re.M)
 _LABEL = re.compile(r'^(?:"((?:[^"\\]|\\.)*)"|([-\w$.]+)):')
@@ -136,17 +137,22 @@ def _asm_string(ptx: str) -> str:
 
 
 def counter_asm(index: int, options: InstrumentOptions, n_counters: int) -> str:
-    """A self-contained PTX scope for counter ``index``: the prologue and the block counter together."""
+    """A self-contained PTX scope for counter ``index``: the prologue and the block counter together.
+
+    Its registers are renamed from ``%__ps_`` to ``%__psir_`` so that the PTX route can instrument the
+    lowered PTX again without any name being declared in two nested scopes.
+    """
     body = [*prologue(options, n_counters, 64), *parse_text(
         f".func __t\n{{\n{render('block.ptx.in', index=index, offset=8 * index)}\n}}\n").functions[0].body]
     lines = ["{"]
     for s in body:
         lines += statement(s)
-    return "\n".join([*lines, "}"]) + "\n"
+    return "\n".join([*lines, "}"]).replace("%__ps_", IR_PREFIX) + "\n"
 
 
-def counters_in_blocks(module: A.Module) -> dict[str, dict[int, list[int]]]:
-    """Function -> PTX block id -> the counter indices whose ``red`` sits in that block."""
+def counters_in_blocks(module: A.Module, base: str = IR_PREFIX + "base") -> dict[str, dict[int, list[int]]]:
+    """Function -> PTX block id -> the counter indices whose ``red`` (addressed from register ``base``) sits
+    in that block."""
     out: dict[str, dict[int, list[int]]] = {}
     for fn in module.functions:
         if fn.body is None:
@@ -156,7 +162,7 @@ def counters_in_blocks(module: A.Module) -> dict[str, dict[int, list[int]]]:
         for i, ins in enumerate(fn.instructions):
             op = ins.operands[0] if ins.operands else None
             if (ins.opcode.startswith("red.global.add.u64") and isinstance(op, A.Addr)
-                    and isinstance(op.base, A.Reg) and op.base.name == "%__ps_base"):
+                    and isinstance(op.base, A.Reg) and op.base.name == base):
                 per[cfg.block_of(i)].append(op.offset // 8)
     return out
 
