@@ -530,8 +530,8 @@ def _compile_ld_param(ins: Instruction, info: OpInfo, symbols: dict[str, int]) -
             bits, nbytes, tag, tainted = g.params.get(key, (None, 0, None, False))
             if bits is not None and nbytes != size:
                 bits = tag = None
-            if bits is not None and width(t) < 64:
-                bits = to_bits(read(bits, t), t)
+            if bits is not None and width(t) < 64:  # a narrow load extends into a wide register by its type
+                bits = to_bits(read(bits, t), "s64" if t[0] == "s" else t)
             g.put(n, bits, tag, tainted)
 
     return run

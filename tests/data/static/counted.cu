@@ -123,3 +123,14 @@ extern "C" __global__ void guard_2d(float *img, int w, int h)
         img[y * w + x] = 0.0f;
     }
 }
+
+// A loop steered by a pointer comparison: the bound is the argument plus n elements.
+extern "C" __global__ void pointer_walk(float *a, int n)
+{
+    float *end = a + n;
+#pragma unroll 1
+    for (float *p = a + threadIdx.x; p < end; p += blockDim.x) {
+        MARK(15);
+        *p += 1.0f;
+    }
+}
