@@ -15,6 +15,7 @@ COMMANDS: dict[str, str] = {
     "analyze": "ptxstatic.cli.analyze_cmd:analyze",
     "instrument": "ptxstatic.cli.instrument_cmd:instrument",
     "profile": "ptxstatic.cli.profile_cmd:profile",
+    "collect": "ptxstatic.cli.collect_cmd:collect",
 }
 
 

@@ -1,0 +1,104 @@
+"""``ptxstatic collect``: measure a benchmark manifest on a GPU into a SQLite dataset (docs/collect.md)."""
+
+from __future__ import annotations
+
+import click
+
+from ptxstatic.data.device import DEVICES
+
+
+class RichUi:
+    """Progress bars (with ETA) and messages on stderr."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        self.console = Console(stderr=True)
+        self.progress = Progress(
+            TextColumn("[bold]{task.fields[phase]}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+            TextColumn("eta"), TimeRemainingColumn(), TextColumn("{task.description}"), console=self.console,
+        )
+        self.task: int | None = None
+
+    def __enter__(self) -> RichUi:
+        self.progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.stop()
+
+    def say(self, text: str) -> None:
+        self.progress.console.print(f"collect: {text}", markup=False, highlight=False)
+
+    def phase(self, name: str, total: int) -> None:
+        if self.task is not None:
+            self.progress.update(self.task, description="done")
+        self.task = self.progress.add_task("", total=total, phase=name)
+
+    def current(self, text: str) -> None:
+        if self.task is not None:
+            self.progress.update(self.task, description=text)
+
+    def step(self) -> None:
+        if self.task is not None:
+            self.progress.advance(self.task)
+
+
+@click.command()
+@click.option("--manifest", default="microbenchmarks/manifest.json", show_default=True, metavar="MANIFEST.json",
+              help="Benchmarks and launches to measure.")
+@click.option("--db", required=True, metavar="DATASET.sqlite", help="Dataset file (created if missing, resumed).")
+@click.option("--gpu", "gpu_name", required=True, metavar="NAME", help="The GPU's name in the dataset, e.g. h100.")
+@click.option("--device", type=click.Choice(DEVICES), default="cuda", show_default=True,
+              help="cuda: the real GPU. fake: a deterministic stand-in for tests, no hardware.")
+@click.option("--device-index", default=0, show_default=True, help="CUDA device number.")
+@click.option("--clocks", metavar="all|MEM:CORE,...",
+              help="Sweep applications clocks (needs permission). Without it no GPU setting is ever changed.")
+@click.option("--repeat-seconds", type=float, metavar="S",
+              help="Least time of repeated launches per sample [default: the manifest's min_seconds].")
+@click.option("--only", metavar="PATTERN[,PATTERN]", help="Only benchmarks whose names match (shell patterns).")
+@click.option("--retry-failed", is_flag=True, help="Measure again the samples recorded as failed.")
+@click.option("--arch", metavar="sm_XX", help="Compile for this architecture [default: the device's].")
+@click.option("--timeout", "timeout_s", default=300.0, show_default=True,
+              help="Seconds a single device call may take before the kernel is taken to hang.")
+@click.option("--jobs", "-j", type=int, help="Parallel nvcc processes [default: CPU count].")
+def collect(manifest: str, db: str, gpu_name: str, device: str, device_index: int, clocks: str | None,
+            repeat_seconds: float | None, only: str | None, retry_failed: bool, arch: str | None, timeout_s: float,
+            jobs: int | None) -> None:
+    """Measure time, power and energy of every benchmark launch in MANIFEST on a GPU into DATASET.
+
+    Per sample: one instrumented run for block counts and features (first time per launch), a timed
+    warm-up, then at least --repeat-seconds of launches timed with CUDA events, with the board's energy
+    counter read around the loop and power, clocks, temperature and throttle reasons sampled during it.
+    Every sample is committed on its own; rerunning the same command resumes where a run stopped.
+    """
+    import signal
+    from pathlib import Path
+
+    from ptxstatic.data.collect import CollectOptions
+    from ptxstatic.data.collect import collect as run_collect
+
+    def terminate(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, terminate)
+    opts = CollectOptions(Path(manifest), Path(db), gpu_name, device, device_index, clocks, repeat_seconds, only,
+                          retry_failed, arch, timeout_s, jobs)
+    with RichUi() as ui:
+        try:
+            summary = run_collect(opts, ui)
+        except KeyboardInterrupt:
+            ui.say(f"interrupted; every finished sample is in {db}: run the same command again to resume")
+            raise SystemExit(130) from None
+    click.echo(f"{summary.db}: {summary.written} samples written ({summary.failed} failed), {summary.already} of "
+               f"{summary.total} were already there")
+    if summary.settings_changed:
+        click.echo(f"clock settings used and restored: {', '.join(summary.settings_changed)}")

@@ -1,0 +1,74 @@
+"""Compiling the sources of a manifest to PTX for one architecture, each file once, in parallel."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from ptxstatic.errors import PtxstaticError
+from ptxstatic.ptx.ast import Module
+from ptxstatic.ptx.nvcc import compile_to_ptx, nvcc_path
+from ptxstatic.ptx.parser import parse_text
+
+
+@dataclass(frozen=True)
+class CompiledSource:
+    path: Path
+    arch: str
+    ptx: str
+    module: Module
+    sha256: str  # of the PTX text
+
+    def kernel_names(self) -> list[str]:
+        return [k.name for k in self.module.kernels]
+
+
+def nvcc_version() -> str:
+    """nvcc's release line, or '' without nvcc."""
+    nvcc = nvcc_path()
+    if nvcc is None:
+        return ""
+    out = subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout.strip().splitlines()
+    return out[-1] if out else ""
+
+
+def compile_source(path: Path, arch: str, flags: str = "") -> CompiledSource:
+    """PTX of a ``.cu`` file (``nvcc -ptx -arch=ARCH FLAGS``) or the text of a ``.ptx`` file, parsed."""
+    if path.suffix == ".ptx":
+        try:
+            text = path.read_text()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise PtxstaticError(f"{path}: cannot read: {exc}") from None
+    else:
+        text = compile_to_ptx(path, f"-arch={arch} {flags}".strip())
+    module = parse_text(text, str(path))
+    return CompiledSource(path, arch, text, module, hashlib.sha256(text.encode()).hexdigest())
+
+
+Compiled = CompiledSource | PtxstaticError
+
+
+def compile_all(paths: Iterable[Path], arch: str, flags: str = "", jobs: int | None = None,
+                done: Callable[[Compiled], None] | None = None) -> dict[Path, Compiled]:
+    """Every distinct source compiled (or the error it gave), ``jobs`` nvcc processes at a time."""
+    unique = sorted(set(paths))
+    out: dict[Path, Compiled] = {}
+
+    def one(p: Path) -> tuple[Path, Compiled]:
+        try:
+            result: Compiled = compile_source(p, arch, flags)
+        except PtxstaticError as exc:
+            result = exc
+        if done is not None:
+            done(result)
+        return p, result
+
+    with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 2) as pool:
+        for p, result in pool.map(one, unique):
+            out[p] = result
+    return out

@@ -1,0 +1,188 @@
+"""The hardware boundary of ``ptxstatic collect``: what a measured GPU must offer, and how to open one.
+
+Two small protocols. :class:`Gpu` is the compute side (the CUDA driver): load PTX, prepare a launch
+(allocate and fill its buffers), run it once, read a module variable, and time repeated launches with
+events. :class:`Board` is the management side (NVML): the total-energy counter, power, clocks,
+temperature and throttle reasons, and application-clock control for explicit clock sweeps.
+
+Implementations: ``cuda`` (:mod:`ptxstatic.data.device_cuda` in a worker process, and
+:mod:`ptxstatic.data.nvml`) and ``fake`` (:mod:`ptxstatic.data.device_fake`, a deterministic stand-in for
+tests). Everything above these protocols is the same code for both.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from ptxstatic.counts.launch import Launch
+from ptxstatic.errors import PtxstaticError
+
+DEVICES = ("cuda", "fake")
+#: NVML clocks-event (throttle) reason bits
+THROTTLE_REASONS = {
+    0x1: "gpu_idle", 0x2: "applications_clocks_setting", 0x4: "sw_power_cap", 0x8: "hw_slowdown",
+    0x10: "sync_boost", 0x20: "sw_thermal_slowdown", 0x40: "hw_thermal_slowdown", 0x80: "hw_power_brake_slowdown",
+    0x100: "display_clock_setting",
+}
+#: reasons that mean the clocks were held below what was asked for (power, thermal, hardware slowdowns)
+LIMITING = 0x4 | 0x8 | 0x20 | 0x40 | 0x80
+
+
+def throttle_names(mask: int) -> list[str]:
+    """The names of the reason bits set in ``mask`` (unknown bits as hex)."""
+    names = [name for bit, name in THROTTLE_REASONS.items() if mask & bit]
+    rest = mask & ~sum(THROTTLE_REASONS)
+    return names + ([hex(rest)] if rest else [])
+
+
+class DeviceFault(PtxstaticError):
+    """A kernel or the device failed. ``sticky``: the context is unusable (an illegal address, a trap, a
+    timeout, a dead worker) and the device must be :meth:`Gpu.reset` before the next call."""
+
+    def __init__(self, message: str, sticky: bool = True) -> None:
+        super().__init__(message)
+        self.sticky = sticky
+
+
+@dataclass(frozen=True)
+class GpuInfo:
+    name: str  # the driver's device name, e.g. "NVIDIA H100 80GB HBM3"
+    arch: str  # sm_XX for nvcc and ptxas
+    pci_bus_id: str = ""
+    memory_bytes: int = 0
+    driver: str = ""  # driver / runtime versions as text
+
+
+@dataclass(frozen=True)
+class Telemetry:
+    """One reading of the board; None where the board does not report the quantity."""
+
+    t: float  # seconds on the board's clock (Board.now)
+    power_w: float | None
+    sm_clock_mhz: int | None
+    mem_clock_mhz: int | None
+    temperature_c: int | None
+    throttle: int = 0  # bit mask of clock throttle (clocks-event) reasons
+
+
+@dataclass(frozen=True)
+class ClockState:
+    """What the board's clock settings are, so that they can be put back exactly."""
+
+    mem_mhz: int | None  # applications clocks now (None: not supported)
+    core_mhz: int | None
+    default_mem_mhz: int | None = None
+    default_core_mhz: int | None = None
+
+    @property
+    def is_default(self) -> bool:
+        return (self.mem_mhz, self.core_mhz) == (self.default_mem_mhz, self.default_core_mhz)
+
+    def to_dict(self) -> dict:
+        return {"mem_mhz": self.mem_mhz, "core_mhz": self.core_mhz, "default_mem_mhz": self.default_mem_mhz,
+                "default_core_mhz": self.default_core_mhz}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> ClockState:
+        return cls(d.get("mem_mhz"), d.get("core_mhz"), d.get("default_mem_mhz"), d.get("default_core_mhz"))
+
+
+@dataclass(frozen=True)
+class KernelAttributes:
+    registers: int | None = None  # per thread
+    static_shared_bytes: int | None = None
+    local_bytes: int | None = None  # per thread
+
+
+class Gpu(Protocol):
+    """Compute side. Handles are opaque integers, valid until :meth:`reset`."""
+
+    def info(self) -> GpuInfo: ...
+
+    def load(self, ptx: str) -> int:
+        """Load (JIT) a PTX module; a module the driver rejects is a non-sticky DeviceFault."""
+
+    def unload(self, module: int) -> None: ...
+
+    def prepare(self, module: int, kernel: str, launch: Launch) -> int:
+        """Allocate and fill the launch's buffers and pack its parameters."""
+
+    def release(self, prepared: int) -> None: ...
+
+    def attributes(self, prepared: int) -> KernelAttributes: ...
+
+    def run(self, prepared: int) -> None:
+        """Launch once and wait for it."""
+
+    def read_global(self, module: int, name: str) -> bytes:
+        """The bytes of a module-scope variable."""
+
+    def time(self, prepared: int, chunks: int, per_chunk: int) -> list[float]:
+        """Launch ``chunks * per_chunk`` times back to back; milliseconds of each chunk by CUDA events."""
+
+    def reset(self) -> None:
+        """Recover from a sticky fault: every handle is invalid afterwards."""
+
+    def close(self) -> None: ...
+
+
+class Board(Protocol):
+    """Management side (NVML)."""
+
+    def describe(self) -> dict:
+        """What the board is (name, driver, power limit, whether it has an energy counter), for the record."""
+
+    def now(self) -> float:
+        """Seconds on the clock that energy readings refer to."""
+
+    def energy_mj(self) -> float | None:
+        """The total-energy counter in millijoules, None when the board has none."""
+
+    def telemetry(self) -> Telemetry: ...
+
+    def clock_state(self) -> ClockState: ...
+
+    def supported_clocks(self) -> list[tuple[int, int]]:
+        """(memory, core) MHz pairs the board accepts as applications clocks."""
+
+    def clock_permission(self) -> str | None:
+        """None when clocks may be set; otherwise why not. Changes nothing."""
+
+    def set_clocks(self, mem_mhz: int, core_mhz: int) -> None: ...
+
+    def restore_clocks(self, state: ClockState) -> None: ...
+
+    def close(self) -> None: ...
+
+
+@dataclass
+class Device:
+    gpu: Gpu
+    board: Board
+    kind: str
+    notes: list[str] = field(default_factory=list)
+
+    def close(self) -> None:
+        self.gpu.close()
+        self.board.close()
+
+
+def open_device(kind: str, index: int = 0, timeout_s: float = 300.0) -> Device:
+    """The GPU numbered ``index`` (CUDA order) through ``kind``: ``cuda`` or ``fake`` (tests only)."""
+    if kind == "fake":
+        from ptxstatic.data.device_fake import open_fake
+
+        return open_fake()
+    if kind != "cuda":
+        raise PtxstaticError(f"unknown device {kind!r}: one of {', '.join(DEVICES)}")
+    from ptxstatic.data.device_worker import WorkerGpu
+    from ptxstatic.data.nvml import NvmlBoard
+
+    gpu = WorkerGpu(index, timeout_s)
+    try:
+        board = NvmlBoard(gpu.info().pci_bus_id)
+    except BaseException:
+        gpu.close()
+        raise
+    return Device(gpu, board, "cuda")

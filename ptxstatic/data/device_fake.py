@@ -1,0 +1,265 @@
+"""A fake GPU for tests: deterministic, no hardware, selected with ``--device fake``.
+
+It stands in for the hardware only. Kernels really run, on the project's PTX emulator
+(:func:`ptxstatic.counts.emulator.emulate`), so instrumented kernels fill their counters and a kernel that
+traps or touches a bad address faults (stickily: every later call fails until :meth:`FakeGpu.reset`).
+Time and power are simple functions of the launch, the emulated block counts and the clocks:
+
+* one launch takes ``2 µs + thread instructions × 1 ps × 1755 / core MHz + buffer bytes × 0.3 ps × 2619 /
+  memory MHz``; in a timed loop of three chunks or more, the first chunk takes three times as long (an
+  outlier for the filter);
+* the board draws ``60 W + 200 W × min(1, warps / 512) × (core MHz / 1755)²`` while a loop runs, its energy
+  counter integrates that over the loop, and its clock is virtual (advanced by the timed launches).
+
+Configuration (optional): a JSON file named by ``PTXSTATIC_FAKE_DEVICE``, which also holds the board's
+settings, so that clock changes persist across processes as on a real board. Keys: ``name``, ``arch``,
+``clock_permission`` (bool), ``energy_counter`` (bool), ``wall_seconds_per_call`` (a real sleep in every
+timed loop), ``clocks`` and ``default_clocks`` (``{"mem_mhz", "core_mhz"}``), ``supported`` (pairs), and
+``changes``, a log of every settings change the fake board was asked to make.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ptxstatic.counts.counter_map import write_atomic
+from ptxstatic.counts.emulator import Emulation, emulate
+from ptxstatic.counts.gpu import _Args
+from ptxstatic.counts.launch import Launch
+from ptxstatic.data.device import ClockState, Device, DeviceFault, GpuInfo, KernelAttributes, Telemetry
+from ptxstatic.errors import PtxstaticError
+from ptxstatic.ptx.ast import Module
+from ptxstatic.ptx.parser import parse_text
+
+ENV = "PTXSTATIC_FAKE_DEVICE"
+DEFAULTS: dict[str, Any] = {
+    "name": "ptxstatic fake GPU", "arch": "sm_90", "clock_permission": False, "energy_counter": True,
+    "wall_seconds_per_call": 0.0, "clocks": {"mem_mhz": 2619, "core_mhz": 1755},
+    "default_clocks": {"mem_mhz": 2619, "core_mhz": 1755},
+    "supported": [[2619, 1755], [2619, 1410], [2619, 1005], [1593, 1755], [1593, 1005]], "changes": [],
+}
+IDLE_W, DYNAMIC_W = 60.0, 200.0
+MAX_STEPS = 5_000_000
+
+
+class _Memory:
+    """Device memory of the fake: addresses only (the emulator holds the data of a run)."""
+
+    def __init__(self) -> None:
+        self.top = 1 << 32
+
+    def alloc(self, nbytes: int) -> int:
+        ptr = self.top
+        self.top += -(-max(1, nbytes) // 256) * 256
+        return ptr
+
+    def free(self, ptr: int) -> None:
+        pass
+
+    def upload(self, ptr: int, data: bytes) -> None:
+        pass
+
+    def download(self, ptr: int, nbytes: int) -> bytes:
+        return bytes(nbytes)
+
+
+@dataclass
+class FakeState:
+    """The board's settings and counters, shared by the fake GPU and board."""
+
+    config: dict[str, Any]
+    path: Path | None = None
+    now: float = 0.0  # virtual seconds
+    energy_mj: float = 0.0
+    power_w: float = IDLE_W  # what the board reports: the power of the last prepared launch
+    broken: str = ""  # why the context is unusable, after a fault
+
+    @classmethod
+    def load(cls) -> FakeState:
+        path = os.environ.get(ENV)
+        config = dict(DEFAULTS)
+        if path:
+            try:
+                config.update(json.loads(Path(path).read_text()) if Path(path).is_file() else {})
+            except (OSError, json.JSONDecodeError) as exc:
+                raise PtxstaticError(f"{path}: bad fake-device file: {exc}") from None
+        return cls(config, Path(path) if path else None)
+
+    def save(self) -> None:
+        if self.path is not None:
+            write_atomic(self.path, json.dumps(self.config, indent=1) + "\n")
+
+    @property
+    def core(self) -> int:
+        return int(self.config["clocks"]["core_mhz"])
+
+    @property
+    def mem(self) -> int:
+        return int(self.config["clocks"]["mem_mhz"])
+
+
+@dataclass
+class _Prepared:
+    module: int
+    kernel: str
+    launch: Launch
+    nbytes: int
+    emulation: Emulation | None = None
+
+
+@dataclass
+class FakeGpu:
+    """:class:`ptxstatic.data.device.Gpu` on the emulator."""
+
+    state: FakeState
+    modules: dict[int, Module] = field(default_factory=dict)
+    globals: dict[int, dict[str, np.ndarray]] = field(default_factory=dict)
+    prepared: dict[int, _Prepared] = field(default_factory=dict)
+    memory: _Memory = field(default_factory=_Memory)
+    _next: int = 0
+
+    def _alive(self) -> None:
+        if self.state.broken:
+            raise DeviceFault(f"the context is unusable after an earlier fault ({self.state.broken})")
+
+    def _handle(self) -> int:
+        self._next += 1
+        return self._next
+
+    def info(self) -> GpuInfo:
+        return GpuInfo(self.state.config["name"], self.state.config["arch"], "fake:0", 80 << 30, "fake")
+
+    def load(self, ptx: str) -> int:
+        self._alive()
+        try:
+            module = parse_text(ptx, "<fake>")
+        except PtxstaticError as exc:
+            raise DeviceFault(f"the fake driver rejected the PTX: {exc}", sticky=False) from None
+        h = self._handle()
+        self.modules[h] = module
+        self.globals[h] = {}
+        return h
+
+    def unload(self, module: int) -> None:
+        del self.modules[module], self.globals[module]
+
+    def prepare(self, module: int, kernel: str, launch: Launch) -> int:
+        self._alive()
+        args = _Args(self.memory, self.modules[module].function(kernel), launch)  # type: ignore[arg-type]
+        nbytes = sum(len(data) for _, data in args.buffers.values())
+        warps = launch.blocks * -(-launch.threads_per_block // 32)
+        self.state.power_w = IDLE_W + DYNAMIC_W * min(1.0, warps / 512) * (self.state.core / 1755) ** 2
+        h = self._handle()
+        self.prepared[h] = _Prepared(module, kernel, launch, nbytes)
+        return h
+
+    def release(self, prepared: int) -> None:
+        del self.prepared[prepared]
+
+    def attributes(self, prepared: int) -> KernelAttributes:
+        return KernelAttributes(32, 0, 0)
+
+    def run(self, prepared: int) -> None:
+        self._alive()
+        p = self.prepared[prepared]
+        try:
+            p.emulation = emulate(self.modules[p.module], p.kernel, p.launch, max_steps=MAX_STEPS)
+        except PtxstaticError as exc:
+            self.state.broken = str(exc)
+            raise DeviceFault(f"kernel fault: {exc}") from None
+        self.globals[p.module] = p.emulation.globals
+
+    def read_global(self, module: int, name: str) -> bytes:
+        self._alive()
+        if name not in self.globals[module]:
+            raise DeviceFault(f"no module variable {name} written by a run", sticky=False)
+        return self.globals[module][name].tobytes()
+
+    def launch_seconds(self, p: _Prepared) -> float:
+        assert p.emulation is not None
+        instructions = p.emulation.thread_instructions
+        return 2e-6 + instructions * 1e-12 * 1755 / self.state.core + p.nbytes * 0.3e-12 * 2619 / self.state.mem
+
+    def time(self, prepared: int, chunks: int, per_chunk: int) -> list[float]:
+        p = self.prepared[prepared]
+        if p.emulation is None:
+            self.run(prepared)
+        self._alive()
+        chunk_ms = self.launch_seconds(p) * per_chunk * 1e3
+        times = [chunk_ms * (3.0 if c == 0 and chunks >= 3 else 1.0) for c in range(chunks)]
+        seconds = sum(times) / 1e3
+        self.state.now += seconds
+        self.state.energy_mj += self.state.power_w * seconds * 1e3
+        time.sleep(float(self.state.config["wall_seconds_per_call"]))
+        return times
+
+    def reset(self) -> None:
+        self.state.broken = ""
+        self.modules.clear()
+        self.globals.clear()
+        self.prepared.clear()
+
+    def close(self) -> None:
+        self.reset()
+
+
+@dataclass
+class FakeBoard:
+    """:class:`ptxstatic.data.device.Board` of the fake GPU."""
+
+    state: FakeState
+
+    def describe(self) -> dict:
+        return {"fake": True, "energy_counter": bool(self.state.config["energy_counter"])}
+
+    def now(self) -> float:
+        return self.state.now
+
+    def energy_mj(self) -> float | None:
+        return self.state.energy_mj if self.state.config["energy_counter"] else None
+
+    def telemetry(self) -> Telemetry:
+        temperature = int(30 + self.state.power_w / 10)
+        return Telemetry(self.state.now, self.state.power_w, self.state.core, self.state.mem, temperature, 0)
+
+    def clock_state(self) -> ClockState:
+        c, d = self.state.config["clocks"], self.state.config["default_clocks"]
+        return ClockState(c["mem_mhz"], c["core_mhz"], d["mem_mhz"], d["core_mhz"])
+
+    def supported_clocks(self) -> list[tuple[int, int]]:
+        return sorted((int(m), int(c)) for m, c in self.state.config["supported"])
+
+    def clock_permission(self) -> str | None:
+        return None if self.state.config["clock_permission"] else "the fake board does not permit clock changes"
+
+    def set_clocks(self, mem_mhz: int, core_mhz: int) -> None:
+        reason = self.clock_permission()
+        if reason:
+            raise PtxstaticError(reason)
+        if (mem_mhz, core_mhz) not in self.supported_clocks():
+            raise PtxstaticError(f"the fake board does not support mem {mem_mhz} MHz, core {core_mhz} MHz")
+        self._write(mem_mhz, core_mhz)
+
+    def restore_clocks(self, state: ClockState) -> None:
+        if state.mem_mhz is not None and state.core_mhz is not None:
+            self._write(state.mem_mhz, state.core_mhz)
+
+    def _write(self, mem_mhz: int, core_mhz: int) -> None:
+        self.state.config["clocks"] = {"mem_mhz": mem_mhz, "core_mhz": core_mhz}
+        self.state.config["changes"] = [*self.state.config["changes"], [mem_mhz, core_mhz]]
+        self.state.save()
+
+    def close(self) -> None:
+        pass
+
+
+def open_fake() -> Device:
+    state = FakeState.load()
+    return Device(FakeGpu(state), FakeBoard(state), "fake", ["fake device: deterministic stand-in for tests"])

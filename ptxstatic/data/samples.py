@@ -1,0 +1,201 @@
+"""Per-sample records of ``ptxstatic collect``, in three tables of the dataset file (``docs/collect.md``).
+
+``collect_runs`` has one row per invocation (device, driver, settings changed, outcome);
+``collect_kernels`` ties each (benchmark, launch) of a manifest to its store benchmark and keeps the block
+counts its features came from; ``collect_samples`` has one row per (GPU, benchmark, launch, clock setting)
+with everything measured, or the error when it failed. Every sample is written in one transaction together
+with its store rows (benchmark, kernel, features, clock configuration, measurement), so that an interrupted
+run loses nothing it had finished and a restarted run skips exactly those samples.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, fields
+from datetime import UTC, datetime
+
+from ptxstatic.counts.model import BlockCounts
+from ptxstatic.data.store import ClockConfig, DatasetStore, Measurement, Run
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS collect_runs (
+    id INTEGER PRIMARY KEY, started_at TEXT NOT NULL, finished_at TEXT, status TEXT NOT NULL,
+    gpu TEXT NOT NULL, device TEXT NOT NULL, info TEXT NOT NULL, settings_changed TEXT NOT NULL DEFAULT '[]',
+    manifest TEXT NOT NULL, manifest_sha256 TEXT NOT NULL, written INTEGER NOT NULL DEFAULT 0,
+    failed INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS collect_kernels (
+    benchmark_id INTEGER PRIMARY KEY REFERENCES benchmarks(id), benchmark TEXT NOT NULL, launch TEXT NOT NULL,
+    source TEXT NOT NULL, kernel TEXT NOT NULL, arch TEXT NOT NULL, ptx_sha256 TEXT NOT NULL,
+    block_counts TEXT NOT NULL, UNIQUE (benchmark, launch)
+);
+CREATE TABLE IF NOT EXISTS collect_samples (
+    id INTEGER PRIMARY KEY, run_id INTEGER REFERENCES collect_runs(id), gpu TEXT NOT NULL,
+    benchmark TEXT NOT NULL, launch TEXT NOT NULL, setting TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('ok', 'failed')), error TEXT,
+    benchmark_id INTEGER REFERENCES benchmarks(id), f_mem INTEGER, f_core INTEGER,
+    time_ms REAL, time_median_ms REAL, time_mad_ms REAL, launches INTEGER, chunks INTEGER, chunks_kept INTEGER,
+    loop_s REAL, energy_mj REAL, power_w REAL, power_source TEXT, sampled_power_w REAL, power_samples INTEGER,
+    sm_clock_mhz REAL, sm_clock_min_mhz INTEGER, sm_clock_max_mhz INTEGER, mem_clock_mhz REAL,
+    temperature_c REAL, temperature_max_c INTEGER, throttle_reasons INTEGER, throttle_names TEXT,
+    registers INTEGER, static_shared_bytes INTEGER, local_bytes INTEGER,
+    warnings TEXT NOT NULL DEFAULT '[]', started_at TEXT NOT NULL, finished_at TEXT NOT NULL,
+    UNIQUE (gpu, benchmark, launch, setting)
+);
+"""
+DEFAULT_SETTING = "default"
+
+
+def utc_now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+@dataclass
+class KernelRecord:
+    """What the instrumented run of one (benchmark, launch) gave: counts, features, the static sequence."""
+
+    counts: BlockCounts
+    features: dict[str, float]
+    runs: list[Run]
+    source: str
+    kernel: str
+    arch: str
+    ptx_sha256: str
+
+
+@dataclass
+class Sample:
+    """One row of ``collect_samples`` (the identity, the outcome, and the measured values when ok)."""
+
+    gpu: str
+    benchmark: str
+    launch: str
+    setting: str
+    status: str
+    started_at: str
+    finished_at: str
+    error: str | None = None
+    benchmark_id: int | None = None
+    f_mem: int | None = None
+    f_core: int | None = None
+    time_ms: float | None = None
+    time_median_ms: float | None = None
+    time_mad_ms: float | None = None
+    launches: int | None = None
+    chunks: int | None = None
+    chunks_kept: int | None = None
+    loop_s: float | None = None
+    energy_mj: float | None = None
+    power_w: float | None = None
+    power_source: str | None = None
+    sampled_power_w: float | None = None
+    power_samples: int | None = None
+    sm_clock_mhz: float | None = None
+    sm_clock_min_mhz: int | None = None
+    sm_clock_max_mhz: int | None = None
+    mem_clock_mhz: float | None = None
+    temperature_c: float | None = None
+    temperature_max_c: int | None = None
+    throttle_reasons: int | None = None
+    throttle_names: str | None = None
+    registers: int | None = None
+    static_shared_bytes: int | None = None
+    local_bytes: int | None = None
+    warnings: str = "[]"
+    run_id: int | None = None
+
+
+SAMPLE_COLUMNS = [f.name for f in fields(Sample)]
+
+
+class SampleStore:
+    """The collect tables of one dataset, written next to the store's own tables."""
+
+    def __init__(self, store: DatasetStore) -> None:
+        self.store = store
+        self.db = store.db
+        with store.transaction():
+            self.db.executescript(SCHEMA)
+
+    # ------------------------------------------------------------------------------------------ runs
+    def begin_run(self, gpu: str, device: str, info: dict, manifest: str, manifest_sha256: str) -> int:
+        with self.store.transaction():
+            return int(self.db.execute(
+                "INSERT INTO collect_runs (started_at, status, gpu, device, info, manifest, manifest_sha256) "
+                "VALUES (?, 'running', ?, ?, ?, ?, ?)",
+                (utc_now(), gpu, device, json.dumps(info, sort_keys=True), manifest, manifest_sha256),
+            ).lastrowid)
+
+    def end_run(self, run_id: int, status: str, settings_changed: list[str]) -> None:
+        with self.store.transaction():
+            self.db.execute(
+                "UPDATE collect_runs SET finished_at = ?, status = ?, settings_changed = ?, "
+                "written = (SELECT COUNT(*) FROM collect_samples WHERE run_id = ?), "
+                "failed = (SELECT COUNT(*) FROM collect_samples WHERE run_id = ? AND status = 'failed') "
+                "WHERE id = ?",
+                (utc_now(), status, json.dumps(settings_changed), run_id, run_id, run_id),
+            )
+
+    # --------------------------------------------------------------------------------------- lookups
+    def done(self, gpu: str, retry_failed: bool = False) -> set[tuple[str, str, str]]:
+        """(benchmark, launch, setting) of the samples already recorded for ``gpu``."""
+        sql = "SELECT benchmark, launch, setting FROM collect_samples WHERE gpu = ?"
+        if retry_failed:
+            sql += " AND status = 'ok'"
+        return {(b, lk, s) for b, lk, s in self.db.execute(sql, (gpu,))}
+
+    def kernel_benchmark(self, benchmark: str, launch: str) -> int | None:
+        """The store benchmark holding this (benchmark, launch)'s kernel and features, if recorded."""
+        row = self.db.execute("SELECT benchmark_id FROM collect_kernels WHERE benchmark = ? AND launch = ?",
+                              (benchmark, launch)).fetchone()
+        return int(row[0]) if row else None
+
+    def sample(self, gpu: str, benchmark: str, launch: str, setting: str) -> Sample | None:
+        row = self.db.execute(
+            f"SELECT {', '.join(SAMPLE_COLUMNS)} FROM collect_samples WHERE gpu = ? AND benchmark = ? AND "
+            "launch = ? AND setting = ?", (gpu, benchmark, launch, setting)).fetchone()
+        return Sample(*row) if row else None
+
+    # ---------------------------------------------------------------------------------------- writes
+    def _store_name(self, suite: str, benchmark: str, index: int) -> str:
+        """A fresh store benchmark name: ``NAME_INDEX`` (numeric suffixes keep one family per kernel)."""
+        taken = {b.name for b in self.store.benchmarks(suite)}
+        name, extra = f"{benchmark}_{index}", 0
+        while name in taken:
+            extra += 1
+            name = f"{benchmark}_{index}_{extra}"
+        return name
+
+    def _add_kernel(self, suite: str, benchmark: str, index: int, launch: str, record: KernelRecord) -> int:
+        bench_id = self.store.add_benchmark(suite, self._store_name(suite, benchmark, index),
+                                            f"{record.source}:{record.kernel}")
+        self.store.add_kernel(bench_id, 0, record.kernel, record.runs, record.features)
+        self.db.execute(
+            "INSERT INTO collect_kernels VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (bench_id, benchmark, launch, record.source, record.kernel, record.arch, record.ptx_sha256,
+             json.dumps(record.counts.to_dict(), sort_keys=True)),
+        )
+        return bench_id
+
+    def write(self, sample: Sample, suite: str, index: int, record: KernelRecord | None,
+              config: ClockConfig | None, measurement: Measurement | None) -> None:
+        """One transaction: the kernel record (first time only), the clock configuration, the measurement
+        and the sample row, replacing an earlier failed row of the same sample."""
+        with self.store.transaction():
+            if record is not None and sample.benchmark_id is None:
+                sample.benchmark_id = self._add_kernel(suite, sample.benchmark, index, sample.launch, record)
+            if measurement is not None and config is not None and sample.benchmark_id is not None:
+                known = {(c.f_mem, c.f_core) for c in self.store.clocks(sample.gpu)}
+                if (config.f_mem, config.f_core) not in known:
+                    info = self.store.gpu_info(sample.gpu)
+                    self.store.add_gpu(sample.gpu, [config], **info)
+                self.store.add_measurements(sample.benchmark_id, sample.gpu, [measurement], sample.launch)
+            self.db.execute("DELETE FROM collect_samples WHERE gpu = ? AND benchmark = ? AND launch = ? AND "
+                            "setting = ? AND status = 'failed'",
+                            (sample.gpu, sample.benchmark, sample.launch, sample.setting))
+            values = asdict(sample)
+            self.db.execute(
+                f"INSERT INTO collect_samples ({', '.join(SAMPLE_COLUMNS)}) VALUES "
+                f"({', '.join('?' * len(SAMPLE_COLUMNS))})", [values[c] for c in SAMPLE_COLUMNS],
+            )
+
