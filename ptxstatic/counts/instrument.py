@@ -188,16 +188,18 @@ def _address_taken(module: A.Module) -> set[str]:
 
 
 def reaching_kernels(module: A.Module) -> dict[str, list[str]]:
-    """Function name -> kernels whose launch can execute it (indirect calls reach every address-taken one)."""
+    """Function name (those with a body) -> kernels whose launch can execute it (indirect calls reach every
+    address-taken function)."""
     g = call_graph(module.functions)
     taken = _address_taken(module)
+    defined = {f.name for f in module.functions if f.body is not None}
     out: dict[str, list[str]] = {}
     for k in module.kernels:
         reached = nx.descendants(g, k.name) | {k.name}
         if "<indirect>" in reached:
             for f in taken:
                 reached |= nx.descendants(g, f) | {f}
-        for f in reached:
+        for f in reached & defined:
             out.setdefault(f, []).append(k.name)
     return out
 
