@@ -13,6 +13,8 @@ from ptxstatic.errors import PtxstaticError
 COMMANDS: dict[str, str] = {
     "parse": "ptxstatic.cli.parse_cmd:parse",
     "analyze": "ptxstatic.cli.analyze_cmd:analyze",
+    "blocks": "ptxstatic.cli.blocks_cmd:blocks",
+    "features": "ptxstatic.cli.features_cmd:features",
     "instrument": "ptxstatic.cli.instrument_cmd:instrument",
     "profile": "ptxstatic.cli.profile_cmd:profile",
     "collect": "ptxstatic.cli.collect_cmd:collect",

@@ -1,0 +1,115 @@
+"""Per-function resource usage from ``ptxas -v``: registers, shared/constant/stack bytes and spills.
+
+Results are cached on disk by the hash of the PTX text, the target architecture and the ptxas version, so
+a file is assembled once per architecture.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from ptxstatic.errors import PtxstaticError
+
+
+@dataclass
+class PtxasFunction:
+    """What ptxas reports for one function on one architecture."""
+
+    name: str
+    arch: str
+    registers: int = 0
+    barriers: int = 0
+    shared_bytes: int = 0  # static shared memory (smem)
+    const_bytes: int = 0  # all cmem banks together
+    stack_frame: int = 0
+    spill_stores: int = 0  # bytes
+    spill_loads: int = 0  # bytes
+    cumulative_stack: int = 0
+
+
+_COMPILING = re.compile(r"Compiling entry function '([^']+)' for '([^']+)'")
+_PROPERTIES = re.compile(r"Function properties for (\S+)")
+_FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+_USED = re.compile(r"Used (\d+) registers")
+_FIELDS = {
+    "barriers": re.compile(r"used (\d+) barriers"),
+    "shared_bytes": re.compile(r"(\d+) bytes smem"),
+    "cumulative_stack": re.compile(r"(\d+) bytes cumulative stack size"),
+}
+_CMEM = re.compile(r"(\d+) bytes cmem\[\d+\]")
+
+
+def parse_verbose(text: str, arch: str) -> dict[str, PtxasFunction]:
+    """Per-function records from the ``ptxas -v`` info lines."""
+    out: dict[str, PtxasFunction] = {}
+    current: PtxasFunction | None = None
+    for line in text.splitlines():
+        if m := _COMPILING.search(line):
+            current = out.setdefault(m.group(1), PtxasFunction(m.group(1), m.group(2)))
+        elif m := _PROPERTIES.search(line):
+            current = out.setdefault(m.group(1), PtxasFunction(m.group(1), arch))
+        elif current is not None and (m := _FRAME.search(line)):
+            current.stack_frame, current.spill_stores, current.spill_loads = (int(g) for g in m.groups())
+        elif current is not None and (m := _USED.search(line)):
+            current.registers = int(m.group(1))
+            for name, pattern in _FIELDS.items():
+                if f := pattern.search(line):
+                    setattr(current, name, int(f.group(1)))
+            current.const_bytes = sum(int(c) for c in _CMEM.findall(line))
+    return out
+
+
+def available() -> bool:
+    return shutil.which("ptxas") is not None
+
+
+def _version() -> str:
+    try:
+        return subprocess.run(["ptxas", "--version"], capture_output=True, text=True, check=False).stdout.strip()
+    except OSError:
+        return ""
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "ptxstatic" / "ptxas"
+
+
+def ptxas_stats(ptx: str, arch: str, *, cache: Path | None = None) -> dict[str, PtxasFunction] | None:
+    """``ptxas -v -arch=ARCH`` statistics of every function in ``ptx``; None when ptxas is not installed.
+
+    Raises :class:`PtxstaticError` with ptxas's message when it rejects the PTX.
+    """
+    if not available():
+        return None
+    cache = cache or cache_dir()
+    key = hashlib.sha256(f"{_version()}\0{arch}\0{ptx}".encode()).hexdigest()
+    path = cache / f"{key}.json"
+    if path.exists():
+        try:
+            return {n: PtxasFunction(**d) for n, d in json.loads(path.read_text()).items()}
+        except (OSError, ValueError, TypeError):
+            pass
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "in.ptx"
+        src.write_text(ptx)
+        proc = subprocess.run(["ptxas", "-v", f"-arch={arch}", str(src), "-o", str(Path(tmp) / "out.cubin")],
+                              capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        msg = "\n".join(ln for ln in proc.stderr.splitlines() if "error" in ln.lower()) or proc.stderr.strip()
+        raise PtxstaticError(f"ptxas -arch={arch} rejected the PTX: {msg.replace(str(src), '<input>')}")
+    stats = parse_verbose(proc.stderr + proc.stdout, arch)
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({n: asdict(s) for n, s in stats.items()}))
+    except OSError:
+        pass
+    return stats
