@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import NamedTuple
 
 from ptxstatic.analysis.registers import operand_registers
@@ -45,11 +46,17 @@ def dep_kind_of(producer: Instruction) -> str:
 def kernel_sequence(fn: Function) -> list[SeqItem]:
     """The function's instructions in program order, each with the exact distance back to the closest
     instruction that wrote one of its inputs (0 when none did) and that producer's kind."""
+    return instruction_sequence(fn.instructions)
+
+
+def instruction_sequence(instructions: Iterable[Instruction]) -> list[SeqItem]:
+    """:class:`SeqItem` records for instructions in the given order (an executed order, say), with
+    dependency distances measured along that order."""
     last_writer: dict[str, int] = {}
     kinds: list[str] = []
     out: list[SeqItem] = []
     static: dict[str, tuple] = {}  # opcode token -> (opcode, group, space, dtype, vec, kind as producer)
-    for i, ins in enumerate(fn.instructions):
+    for i, ins in enumerate(instructions):
         defs, uses, has_dst = operand_registers(ins)
         producer = -1
         for r in uses:
