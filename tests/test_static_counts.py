@@ -186,3 +186,26 @@ def test_corpus_trip_counts_from_the_source_comments():
     counts = est.counts.counts["loop_over_blocks"]
     loads = sum(counts[b.id] * sum(i.opcode.startswith("ld.global") for i in b.instructions) for b in cfg.blocks)
     assert loads == 7 * 32 * 7
+
+
+def test_exact_blocks_equal_emulated_counts(counted):
+    """Exact-flagged blocks agree with the functional emulator; data-dependent blocks are the flagged ones."""
+    emulator = pytest.importorskip("ptxstatic.counts.emulator")
+    from ptxstatic.counts.launch import Buffer
+
+    launches = {
+        "guard_parity": Launch((3, 1, 1), (32, 1, 1), 0, {"0": Buffer("f32", 96), "1": 70}),
+        "call_poly": Launch((2, 1, 1), (32, 1, 1), 0, {"0": Buffer("f32", 64), "1": Buffer("f32", 64),
+                                                         "2": 50, "3": 4}),
+        "early_exit": Launch((3, 1, 1), (32, 1, 1), 0, {"0": Buffer("f32", 96), "1": 80, "2": 10}),
+        "data_branch": Launch((2, 1, 1), (32, 1, 1), 0, {"0": Buffer("s32", 64, "random", seed=3),
+                                                           "1": Buffer("s32", 64), "2": 40}),
+    }
+    for kernel, launch in launches.items():
+        emulated = emulator.emulate(counted, kernel, launch).counts
+        est = estimate_counts(counted, kernel, launch).counts
+        for fn, blocks in emulated.counts.items():
+            for b, c in blocks.items():
+                if est.exact[fn][b]:
+                    assert est.counts[fn][b] == c, (kernel, fn, b)
+        assert all(est.exact[f][b] for f in est.exact for b in est.exact[f]) == (kernel != "data_branch")

@@ -2,7 +2,7 @@
 
 The walk follows a typical thread: from the entry, at each branch the successor reached by more threads
 (edge flows come from the block counts by flow conservation), each loop repeated by its average trip
-count per entry (header entries / entries from outside the loop), device-function calls inlined with the
+count per entry rounded half up (header entries / entries from outside the loop), device-function calls inlined with the
 callee's own counts. The result comes in two forms:
 
 * ``expanded``: the sequence with loops unrolled, cut at a length cap, as :class:`SeqItem` records whose
@@ -16,6 +16,7 @@ Block counts are plain mappings (function -> block id -> executions summed over 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -122,7 +123,7 @@ class _Walker:
             inner = loops.get(b)
             if inner is not None and inner is not loop:
                 entries = sum(flow.get((p, b), 0.0) for p in cfg.graph.predecessors(b) if p not in inner.body)
-                times = max(1, round(counts.get(b, 0.0) / entries)) if entries else 1
+                times = max(1, math.floor(counts.get(b, 0.0) / entries + 0.5)) if entries else 1
                 out.append(Repeat(self._region(cfg, counts, flow, b, inner), times))
                 exits = [(flow.get(e, 0.0), -e[1], e[1]) for e in inner.exits]
                 b = max(exits)[2] if exits and max(exits)[0] > 0 else None
