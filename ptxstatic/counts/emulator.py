@@ -36,14 +36,16 @@ from ptxstatic.counts.emulator_code import (
 from ptxstatic.counts.emulator_memory import Device
 from ptxstatic.counts.emulator_ops import lanes
 from ptxstatic.counts.emulator_state import Cta, Frame, Warp
-from ptxstatic.counts.emulator_types import WARP, EmulationError, bf16_to_f32, np_type
+from ptxstatic.counts.emulator_types import UINT, WARP, EmulationError, bf16_to_f32, const, np_type, resize
 from ptxstatic.counts.launch import Launch
 from ptxstatic.counts.model import BlockCounts
-from ptxstatic.ptx.ast import Function, Module
+from ptxstatic.ptx.ast import Function, Imm, Module, Operand, Reg, Sym
 
 #: the ``BlockCounts.source`` of emulated counts
 EMULATED = "emulated"
 DEFAULT_MAX_STEPS = 2_000_000
+MAX_CALL_DEPTH = 64
+TIME_SLICE = 4096  # warp instructions a warp runs before the scheduler moves on to the next one
 
 _BUILDERS = {**emulator_ops.BUILDERS, **emulator_convert.BUILDERS, **emulator_memops.BUILDERS,
              **emulator_warp.BUILDERS}
@@ -69,16 +71,18 @@ class Emulation:
 
 
 def emulate(module: Module, kernel: str | Function, launch: Launch, *, max_steps: int = DEFAULT_MAX_STEPS,
-            symbols: dict[str, np.ndarray] | None = None) -> Emulation:
+            inputs: dict[str, np.ndarray] | None = None, symbols: dict[str, np.ndarray] | None = None) -> Emulation:
     """Run ``kernel`` of ``module`` over the grid of ``launch``.
 
-    ``symbols`` gives initial contents of module ``.global``/``.const`` variables (as ``cudaMemcpyToSymbol``
-    would). ``max_steps`` bounds the warp instructions executed. Raises :class:`EmulationError` for anything
-    the emulator does not support and for faults of the program (bad address, trap, deadlock, step limit).
+    ``inputs`` gives initial contents of buffer arguments (by parameter name or index) in place of their
+    fill pattern; ``symbols`` gives initial contents of module ``.global``/``.const`` variables (as
+    ``cudaMemcpyToSymbol`` would). ``max_steps`` bounds the warp instructions executed. Raises
+    :class:`EmulationError` for anything the emulator does not support and for faults of the program (bad
+    address, trap, deadlock, step limit).
     """
     fn = kernel if isinstance(kernel, Function) else _kernel(module, kernel)
     with np.errstate(all="ignore"):
-        emulator = _Emulator(module, fn, launch, max_steps, symbols)
+        emulator = _Emulator(module, fn, launch, max_steps, inputs, symbols)
         emulator.run()
         return emulator.result()
 
@@ -104,15 +108,16 @@ class _Barrier:
 
 class _Emulator:
     def __init__(self, module: Module, kernel: Function, launch: Launch, max_steps: int,
-                 symbols: dict[str, np.ndarray] | None) -> None:
+                 inputs: dict[str, np.ndarray] | None, symbols: dict[str, np.ndarray] | None) -> None:
         self.module = module
         self.kernel = kernel
         self.launch = launch
         self.max_steps = max_steps
-        self.device = Device(module, kernel, launch, symbols)
+        self.device = Device(module, kernel, launch, symbols, inputs)
         self.codes: dict[str, Code | None] = {}
         self.thread_counts: dict[str, np.ndarray] = {}
         self.warp_counts: dict[str, np.ndarray] = {}
+        self.slice_end = min(TIME_SLICE, max_steps + 1)
         self.functions = {s.address: name for name, s in self.device.symbols.items() if s.kind == "func"}
 
     def code(self, name: str) -> Code | None:
@@ -152,6 +157,9 @@ class _Emulator:
                 self._release(barriers, live, ready, resume)
                 continue
             resume[i] = None
+            if request is None:  # end of a time slice
+                ready.append(i)
+                continue
             mode, ident, count, value = request
             bar = barriers.setdefault(ident, _Barrier())
             bar.arrived.add(i)
@@ -214,8 +222,11 @@ class _Emulator:
                 tcount[pc] += n
                 wcount[pc] += 1
                 self.device.steps += len(blk.opcodes)
-                if self.device.steps > self.max_steps:
-                    raise EmulationError(f"more than {self.max_steps} warp instructions executed (runaway loop?)")
+                if self.device.steps >= self.slice_end:
+                    if self.device.steps > self.max_steps:
+                        raise EmulationError(f"more than {self.max_steps} warp instructions executed (runaway loop?)")
+                    self.slice_end = min(self.device.steps + TIME_SLICE, self.max_steps + 1)
+                    yield None  # let the other warps run: one of them may be what this one waits for
                 for step in blk.steps:
                     kind, guard, negated, payload, _ = step
                     em = m
@@ -323,13 +334,17 @@ class _Emulator:
             if len(site.args) != len(code.params) or len(site.returns) > len(code.returns):
                 raise EmulationError(f"call to {name} passes {len(site.args)} arguments for {len(code.params)}")
             warp = frame.warp
+            if warp.depth >= MAX_CALL_DEPTH:
+                raise EmulationError(f"call depth exceeds {MAX_CALL_DEPTH} (unbounded recursion?)")
+            warp.depth += 1
             callee = Frame(code, warp, warp.push_frame(code.local_size))
             for arg, param in zip(site.args, code.params, strict=True):
-                _copy(frame.param(arg), callee.param(param), None)
+                _pass(frame, _side(arg), callee, param, None)
             yield from self._run(callee, mask)
+            warp.depth -= 1
             warp.pop_frame(callee.local_base)
-            for ret, name_ in zip(site.returns, code.returns, strict=False):
-                _copy(callee.param(name_), frame.param(ret), mask)
+            for ret, param in zip(site.returns, code.returns, strict=False):
+                _pass(callee, param, frame, _side(ret), mask)
 
     # ---------------------------------------------------------------------------------------- result
     def result(self) -> Emulation:
@@ -370,19 +385,42 @@ def _diverge(stack: list, top: list, r: int, paths: list[tuple[int | None, np.nd
             stack.append([END if pc is None else pc, r, pm])
 
 
-def _copy(src: np.ndarray, dst: np.ndarray, mask: np.ndarray | None) -> None:
-    n = min(src.shape[1], dst.shape[1])
+def _side(op: Operand) -> tuple[str, str] | Imm:
+    """A caller-side call operand as (name, "reg" or "param"); constants stay as they are."""
+    if isinstance(op, Imm):
+        return op
+    return (op.name, "reg") if isinstance(op, Reg) else (getattr(op, "name", ""), "param")
+
+
+def _pass(src: Frame, a: tuple[str, str] | Imm, dst: Frame, b: tuple[str, str], mask: np.ndarray | None) -> None:
+    """Copy call argument ``a`` of frame ``src`` into parameter ``b`` of frame ``dst`` (for ``mask`` lanes)."""
+    name, space = b
+    if space == "reg":
+        if isinstance(a, Imm):
+            value = np.asarray(const(a.value, UINT[8]))
+        elif a[1] == "reg":
+            value = src.regs[a[0]]
+        else:
+            raise EmulationError(f".param variable {a[0]} passed to register parameter {name}")
+        raw = resize(np.broadcast_to(value, (WARP,)), dst.regs.types[name])
+        dst.regs[name] = raw.copy() if mask is None else np.where(mask, raw, dst.regs[name])
+        return
+    if isinstance(a, Imm) or a[1] == "reg":
+        raise EmulationError(f"a register or constant passed to .param parameter {name}")
+    from_, to = src.param(a[0]), dst.param(name)
+    n = min(from_.shape[1], to.shape[1])
     if mask is None:
-        dst[:, :n] = src[:, :n]
+        to[:, :n] = from_[:, :n]
     else:
-        dst[mask, :n] = src[mask, :n]
+        to[mask, :n] = from_[mask, :n]
 
 
 def _external(frame: Frame, name: str, site: CallSite, mask: np.ndarray) -> None:
     """A call to a function the module only declares: ``vprintf`` returns 0 and prints nothing."""
     if name == "vprintf":
         for ret in site.returns:
-            frame.param(ret)[mask] = 0
+            if isinstance(ret, Sym):
+                frame.param(ret.name)[mask] = 0
         return
     if name in ("__assertfail", "__assert_fail"):
         raise EmulationError(f"device assertion failed in {np.count_nonzero(mask)} thread(s)")

@@ -57,8 +57,8 @@ END = -2  # "block" after the last one: lanes reaching it leave the function
 class CallSite:
     callee: str | None  # direct calls
     target: Reader | None  # indirect calls: the function address per lane
-    args: tuple[str, ...]
-    returns: tuple[str, ...]
+    args: tuple[Operand, ...]  # .param variables, or registers and constants for .reg parameters
+    returns: tuple[Operand, ...]
 
 
 @dataclass
@@ -88,8 +88,8 @@ class Code:
     regs: dict[str, np.dtype]
     local_size: int
     param_sizes: dict[str, int]
-    params: list[str] = field(default_factory=list)  # parameter names of a .func, in order
-    returns: list[str] = field(default_factory=list)
+    params: list[tuple[str, str]] = field(default_factory=list)  # (name, "param" or "reg") of a .func's parameters
+    returns: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -122,7 +122,15 @@ def _special(name: str) -> Reader | None:
         "%smid": lambda f: 0, "%nsmid": lambda f: 1, "%gridid": lambda f: 0,
         "%dynamic_smem_size": lambda f: f.cta.launch.shared_bytes, "%total_smem_size": lambda f: f.device.shared_size,
         "%clock": lambda f: f.device.steps & 0xFFFFFFFF, "%clock64": lambda f: f.device.steps,
-        "%globaltimer": lambda f: f.device.steps,
+        "%clock_hi": lambda f: f.device.steps >> 32, "%globaltimer": lambda f: f.device.steps,
+        "%globaltimer_lo": lambda f: f.device.steps & 0xFFFFFFFF, "%globaltimer_hi": lambda f: f.device.steps >> 32,
+        # every CTA is a cluster of one
+        "%clusterid": lambda f: f.cta.ctaid[k], "%nclusterid": lambda f: f.cta.launch.grid[k],
+        "%cluster_ctaid": lambda f: 0, "%cluster_nctaid": lambda f: 1, "%cluster_ctarank": lambda f: 0,
+        "%cluster_nctarank": lambda f: 1, "%is_explicit_cluster": lambda f: 0,
+        "%aggr_smem_size": lambda f: f.device.shared_size, "%reserved_smem_offset_begin": lambda f: 0,
+        "%reserved_smem_offset_end": lambda f: 0, "%reserved_smem_offset_cap": lambda f: 0,
+        "%reserved_smem_offset_0": lambda f: 0, "%reserved_smem_offset_1": lambda f: 0,
     }.get(base)
     if fixed is not None:
         dt = np.uint64 if _SREG_BITS.get(base) == 64 else np.uint32
@@ -149,12 +157,8 @@ class Scope:
         self.local_size = 0
         own = [*(fn.returns or ()), *(fn.params or ())]
         for decl in own:
-            for d in decl.names:
-                size = decl_size(decl, d)
-                if fn.is_kernel:
-                    continue  # kernel parameters live in global memory (Device symbols)
-                self.symbols[d.name] = Symbol("param", 0, size)
-                self.param_sizes[d.name] = size
+            if not fn.is_kernel:  # kernel parameters live in global memory (Device symbols)
+                self._declare(decl)
         for s in fn.statements:
             if isinstance(s, VarDecl):
                 self._declare(s)
@@ -162,10 +166,11 @@ class Scope:
     def _declare(self, decl: VarDecl) -> None:
         for d in decl.names:
             if decl.space == "reg":
-                storage = NP["pred"] if decl.dtype == "pred" else UINT.get(np_type(decl.dtype).itemsize)
-                if storage is None:
-                    raise EmulationError(f"register {d.name} of type .{decl.dtype} is not supported")
-                (self.reg_prefixes if d.count is not None else self.regs)[d.name] = storage
+                storage = NP["pred"] if decl.dtype == "pred" else NP.get(decl.dtype)
+                if storage is not None:
+                    storage = storage if storage.kind == "b" else UINT[storage.itemsize]
+                table = self.reg_prefixes if d.count is not None else self.regs
+                table[d.name] = storage  # None: a type the emulator does not model
             elif decl.space == "local":
                 a = decl.align or 1
                 self.local_size = -(-self.local_size // a) * a
@@ -177,12 +182,15 @@ class Scope:
                 self.param_sizes[d.name] = size
 
     def reg_type(self, name: str) -> np.dtype:
-        dt = self.regs.get(name)
-        if dt is None:
-            dt = self.reg_prefixes.get(name.rstrip("0123456789"))
-            if dt is None:
+        if name in self.regs:
+            dt = self.regs[name]
+        else:
+            prefix = name.rstrip("0123456789")
+            if prefix not in self.reg_prefixes:
                 raise EmulationError(f"register {name} is not declared")
-            self.regs[name] = dt
+            dt = self.regs[name] = self.reg_prefixes[prefix]
+        if dt is None:
+            raise EmulationError(f"register {name} has a type the emulator does not support")
         return dt
 
     def symbol(self, name: str) -> Symbol:
@@ -210,9 +218,16 @@ class Operands:
     def write(self, i: int, ty: str) -> Writer:
         return self.writer(self.items[i], ty)
 
+    def _register(self, op: Operand) -> Operand:
+        """Registers declared without ``%`` (inline assembly: ``.reg .pred p;``) parse as symbols."""
+        if isinstance(op, Sym) and op.name in self.scope.regs:
+            return Reg(op.name)
+        return op
+
     def reader(self, op: Operand, ty: str) -> Reader:
         """A function of the frame giving the operand's value as ``ty`` (array over lanes, or a scalar)."""
         dt = np_type(ty)
+        op = self._register(op)
         if isinstance(op, Neg):
             inner = self.reader(op.reg, "pred")
             return lambda f: ~inner(f)
@@ -231,19 +246,26 @@ class Operands:
 
     def writer(self, op: Operand, ty: str) -> Writer:
         """A function ``(frame, value, mask)`` storing a ``ty`` value into the operand for the masked lanes."""
+        op = self._register(op)
         if isinstance(op, Sym) and op.name == "_":
             return lambda f, v, m: None
         if not isinstance(op, Reg) or _special(op.name) is not None:
             raise EmulationError(f"operand {op} is not a writable register")
         name, storage, vt = op.name, self.scope.reg_type(op.name), np_type(ty)
-        signed = is_signed(ty)
+        if vt == storage:
+            def write(f, v, m):
+                if type(v) is not np.ndarray or v.dtype != vt:
+                    v = np.asarray(v).astype(vt)
+                regs = f.regs
+                regs[name] = np.where(m, v, regs[name])
+        else:
+            signed = is_signed(ty)
 
-        def write(f, v, m):
-            v = np.asarray(v)
-            if v.dtype != vt:
-                v = v.astype(vt)
-            regs = f.regs
-            regs[name] = np.where(m, resize(v, storage, signed), regs[name])
+            def write(f, v, m):
+                if type(v) is not np.ndarray or v.dtype != vt:
+                    v = np.asarray(v).astype(vt)
+                regs = f.regs
+                regs[name] = np.where(m, resize(v, storage, signed), regs[name])
 
         return write
 
@@ -331,8 +353,8 @@ def compile_function(fn: Function, device: Device, builders: dict[str, Callable[
     code = Code(fn, blocks, _ipdom(cfg.graph, cfg.exits, len(blocks)), scope.regs, scope.local_size,
                 scope.param_sizes)
     if not fn.is_kernel:
-        code.params = [d.name for decl in fn.params or () for d in decl.names]
-        code.returns = [d.name for decl in fn.returns or () for d in decl.names]
+        code.params = [(d.name, decl.space) for decl in fn.params or () for d in decl.names]
+        code.returns = [(d.name, decl.space) for decl in fn.returns or () for d in decl.names]
     return code
 
 
@@ -375,11 +397,14 @@ def _compile(ins: Instruction, ops: Operands, labels: dict[str, int], tables: di
 def _call_site(ins: Instruction, ops: Operands) -> CallSite:
     tuples = [o for o in ins.operands if isinstance(o, Tup)]
     callee = next(o for o in ins.operands if not isinstance(o, Tup))
-    returns: tuple[str, ...] = ()
+    returns: tuple[Operand, ...] = ()
     if ins.operands[0] is not callee:
-        returns = tuple(o.name for o in tuples[0].items if isinstance(o, Sym))
+        returns = tuples[0].items
         tuples = tuples[1:]
-    args = tuple(o.name for o in tuples[0].items if isinstance(o, Sym)) if tuples else ()
+    args = tuples[0].items if tuples else ()
+    for o in (*args, *returns):
+        if isinstance(o, Reg):
+            ops.scope.reg_type(o.name)
     if isinstance(callee, Sym):
         return CallSite(callee.name, None, args, returns)
     return CallSite(None, ops.reader(callee, "u64"), args, returns)

@@ -98,6 +98,13 @@ _ATOMIC: dict[str, Callable[..., np.ndarray]] = {
     "dec": lambda old, b, c: np.where((old == 0) | (old > b), b, old - old.dtype.type(1)),
 }
 
+#: (operation, is float) -> the ufunc that applies it, for atomics that collide within a warp
+_SCANS = {
+    **{("add", fl): np.add for fl in (False, True)},
+    ("min", False): np.minimum, ("max", False): np.maximum, ("min", True): np.fmin, ("max", True): np.fmax,
+    ("and", False): np.bitwise_and, ("or", False): np.bitwise_or, ("xor", False): np.bitwise_xor,
+}
+
 
 def _atom(ops: Operands, info: OpInfo) -> Op:
     name = next((o for o in info.other if o in _ATOMIC), "")
@@ -114,10 +121,12 @@ def _atom(ops: Operands, info: OpInfo) -> Op:
     c = ops.read(first + 2, ty) if name == "cas" else (lambda f: dt.type(0))
     dest = ops.write(0, ty) if first else None
     fn = _ATOMIC[name]
+    ufunc = _SCANS.get((name, dt.kind == "f"))
 
     def run(f, m):
         bv, cv = lanes(b(f)), lanes(c(f))
-        old = atomic(f, space, np.broadcast_to(addr(f), (WARP,)), m, dt, lambda o, ln: fn(o, bv[ln], cv[ln]))
+        old = atomic(f, space, np.broadcast_to(addr(f), (WARP,)), m, dt, lambda o, ln: fn(o, bv[ln], cv[ln]),
+                     (ufunc, bv) if ufunc is not None else None)
         if dest is not None:
             dest(f, old, m)
 

@@ -82,7 +82,8 @@ class Device:
     """Global memory, module symbols and shared-memory layout for one launch of one kernel."""
 
     def __init__(self, module: Module, kernel: Function, launch: Launch,
-                 symbol_values: dict[str, np.ndarray] | None = None) -> None:
+                 symbol_values: dict[str, np.ndarray] | None = None,
+                 inputs: dict[str, np.ndarray] | None = None) -> None:
         self.module = module
         self.steps = 0  # warp instructions executed so far; also the value of %clock
         self.symbols: dict[str, Symbol] = {"WARP_SZ": Symbol("value", WARP)}
@@ -96,7 +97,7 @@ class Device:
         top = self._layout_buffers(kernel, launch, top)
         self.memory = np.zeros(top - GLOBAL_BASE, dtype=np.uint8)
         self._layout_shared(launch.shared_bytes)
-        self._initialise(symbol_values or {})
+        self._initialise(symbol_values or {}, inputs or {}, param_names(kernel))
         self._write_params(kernel, launch, params)
 
     # ------------------------------------------------------------------------------------ layout
@@ -155,7 +156,7 @@ class Device:
         self.shared_size = top + dynamic
 
     # ------------------------------------------------------------------------------- initial values
-    def _initialise(self, values: dict[str, np.ndarray]) -> None:
+    def _initialise(self, values: dict[str, np.ndarray], inputs: dict[str, np.ndarray], params: list[str]) -> None:
         for name, (decl, d) in self.globals.items():
             sym = self.symbols[name]
             if name in values:
@@ -166,13 +167,17 @@ class Device:
                 continue
             self.write_bytes(sym.address, data)
         for name, (addr, buf) in self.buffers.items():
-            raw = buffer_values(buf)
+            given = inputs.get(name, inputs.get(str(params.index(name))))
+            raw = buffer_values(buf) if given is None else _given(name, buf, given)
             if buf.dtype == "bf16":
                 raw = f32_to_bf16(raw)
             self.write_bytes(addr, raw.view(np.uint8).reshape(-1))
         unknown = set(values) - set(self.globals)
         if unknown:
             raise EmulationError(f"no module variable named {', '.join(sorted(unknown))}")
+        named = {*self.buffers, *(str(params.index(n)) for n in self.buffers)}
+        if set(inputs) - named:
+            raise EmulationError(f"inputs given for {', '.join(sorted(set(inputs) - named))}, which are not buffers")
 
     def _encode_init(self, decl: VarDecl, d: Declarator, size: int) -> np.ndarray:
         items: list[Init] = []
@@ -225,6 +230,16 @@ class Device:
         addr = self.buffers[name][0] if name in self.buffers else self.symbols[name].address
         off = addr - GLOBAL_BASE
         return self.memory[off: off + count * dtype.itemsize].view(dtype).copy()
+
+
+def _given(name: str, buf: Buffer, data: np.ndarray) -> np.ndarray:
+    """Caller-supplied initial contents of a buffer, in its element type."""
+    values = np.asarray(data).reshape(-1)
+    if len(values) > buf.count:
+        raise EmulationError(f"{len(values)} values given for buffer {name} of {buf.count} elements")
+    out = np.zeros(buf.count, dtype=np.float32 if buf.dtype == "bf16" else np_type(buf.dtype))
+    out[: len(values)] = values
+    return out
 
 
 def param_names(fn: Function) -> list[str]:

@@ -53,8 +53,10 @@ def elementwise(ops: Operands, dst: str, srcs: list[str], fn: Fn, first: int = 1
 
 
 def lanes(x: np.ndarray | np.generic) -> np.ndarray:
-    """A scalar operand broadcast over the warp."""
-    return np.broadcast_to(np.asarray(x), (WARP,))
+    """An operand as an array over the warp (scalars repeated)."""
+    if type(x) is np.ndarray and x.ndim == 1:
+        return x
+    return np.full(WARP, x)
 
 
 # --------------------------------------------------------------------------------- floating point

@@ -40,6 +40,7 @@ class Warp:
         )
         self.local = np.zeros((WARP, 0), dtype=np.uint8)
         self.local_top = 0
+        self.depth = 0  # device-function calls in progress
 
     def push_frame(self, size: int) -> int:
         """Reserve ``size`` bytes of local memory per lane for a call frame; returns its base address."""
@@ -144,25 +145,48 @@ def write(f: Frame, space: str, addr: np.ndarray, m: np.ndarray, data: np.ndarra
 
 
 def atomic(f: Frame, space: str, addr: np.ndarray, m: np.ndarray, dtype: np.dtype,
-           update: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
-    """Read-modify-write per active lane, in lane order where addresses collide; returns the old values.
+           update: Callable[[np.ndarray, np.ndarray], np.ndarray],
+           scan: tuple[np.ufunc, np.ndarray] | None = None) -> np.ndarray:
+    """Read-modify-write per active lane, lane after lane where addresses collide; returns the old values.
 
-    ``update(old, lanes)`` gives the new values for the lanes ``lanes`` (whose addresses are distinct).
+    ``update(old, lanes)`` gives the new values of the locations read by ``lanes`` (lane indices). When the
+    operation is a ufunc of the old value and a per-lane operand, ``scan`` = (ufunc, operand over the warp)
+    lets colliding lanes be done with one sequential ``ufunc.accumulate`` per address.
     """
     out = np.zeros(WARP, dtype=dtype)
     width = dtype.itemsize
     for sp, a, mm in _parts(space, addr, m):
         a = np.broadcast_to(a, (WARP,))
-        remaining = np.flatnonzero(mm)
-        while remaining.size:
-            _, first = np.unique(a[remaining], return_index=True)
-            first.sort()
-            lanes = remaining[first]
-            mem, off = _region(f, sp, a, lanes, width)
-            idx = off[:, None] + np.arange(width)
-            old = mem[idx].reshape(-1).view(dtype)
-            new = np.asarray(update(old, lanes), dtype=dtype)
-            mem[idx] = as_uint(new).view(np.uint8).reshape(len(lanes), width)
-            out[lanes] = old
-            remaining = np.delete(remaining, first)
+        lanes = np.flatnonzero(mm)
+        _, first, inverse = np.unique(a[lanes], return_index=True, return_inverse=True)
+        mem, off = _region(f, sp, a, lanes[first], width)
+        idx = off[:, None] + np.arange(width)
+        current = mem[idx].reshape(-1).view(dtype).copy()
+        if len(first) == len(lanes):
+            old = current[inverse]
+            current[inverse] = update(old, lanes)
+        elif scan is not None:
+            old = np.empty(len(lanes), dtype=dtype)
+            order = np.argsort(inverse, kind="stable")
+            if scan[0] is np.add and dtype.kind in "iu":  # wrapping sums: one segmented prefix sum
+                groups = inverse[order]
+                values = scan[1][lanes[order]].astype(dtype)
+                before = np.cumsum(values, dtype=dtype) - values
+                starts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]])
+                old[order] = current[groups] + (before - before[starts][groups])
+                current += np.add.reduceat(values, starts, dtype=dtype)
+            else:
+                for group in np.split(order, np.flatnonzero(np.diff(inverse[order])) + 1):
+                    u = inverse[group[0]]
+                    seq = np.concatenate((current[u: u + 1], scan[1][lanes[group]]))
+                    acc = scan[0].accumulate(seq, dtype=dtype)
+                    old[group] = acc[:-1]
+                    current[u] = acc[-1]
+        else:
+            old = np.empty(len(lanes), dtype=dtype)
+            for k, u in enumerate(inverse.tolist()):
+                old[k] = current[u]
+                current[u] = update(current[u: u + 1], lanes[k: k + 1])[0]
+        mem[idx] = as_uint(current).view(np.uint8).reshape(len(first), width)
+        out[lanes] = old
     return out

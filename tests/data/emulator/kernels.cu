@@ -1,4 +1,4 @@
-// Kernels for tests/test_emulator_kernels.py. A comment "// @name" tags a source line that the tests
+// Kernels for tests/test_emulator_kernels.py. A trailing comment "// @" plus a name tags a line that the tests
 // look up (through -lineinfo) to find the basic blocks whose entry counts they check.
 // Regenerate the PTX with tests/data/emulator/regenerate.sh.
 

@@ -1,0 +1,101 @@
+"""How many kernels of the PTX corpus the emulator runs to completion, and why the others stop.
+
+Every kernel gets a synthetic launch: 2 CTAs of 128 threads (fewer when ``.maxntid``/``.reqntid`` says so),
+16 KiB of dynamic shared memory, every 64-bit parameter a zero-filled 1 MiB buffer, 32-bit integers 16,
+floats 1.0 and other parameters zero. Outcomes are ``ok`` or the kind of EmulationError: ``unsupported``
+(an instruction or feature the emulator does not model), ``fault`` (an address outside any allocation,
+which synthetic arguments can cause), ``runaway`` (the step limit or the call-depth limit, which synthetic
+data can also cause) or ``other``.
+
+    python benchmarks/emulator_coverage.py [PTX files or folders] [--max-steps N] [-v]
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+from ptxstatic.counts.emulator import EmulationError, emulate
+from ptxstatic.counts.launch import Buffer, Launch
+from ptxstatic.errors import PtxstaticError
+from ptxstatic.ptx.ast import Function, Module
+from ptxstatic.ptx.parser import parse_file
+
+CORPUS = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "ptx"
+
+
+def synthetic_launch(module: Module, fn: Function) -> Launch:
+    """Arguments and a small grid for a kernel whose real launch is unknown."""
+    threads = 128
+    for name in ("reqntid", "maxntid"):
+        d = fn.directive(name)
+        if d is not None and d.values:
+            threads = min(threads, int(d.values[0]) * (int(d.values[1]) if len(d.values) > 1 else 1))
+    args: dict[str, int | float | Buffer] = {}
+    for decl in fn.params or ():
+        for d in decl.names:
+            if d.dims:
+                args[d.name] = 0
+            elif decl.dtype in ("u64", "b64", "s64"):
+                args[d.name] = Buffer("u32", 1 << 18)
+            elif decl.dtype in ("f32", "f64"):
+                args[d.name] = 1.0
+            else:
+                args[d.name] = 16
+    return Launch(grid=(2, 1, 1), block=(threads, 1, 1), shared_bytes=16384, args=args)
+
+
+def classify(message: str) -> str:
+    if "not supported" in message or "declares but does not define" in message:
+        return "unsupported"
+    if re.search(r"out of bounds|misaligned|no memory window|not a function address", message):
+        return "fault"
+    if "warp instructions executed" in message or "call depth" in message:
+        return "runaway"
+    return "other"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("paths", nargs="*", type=Path, default=[CORPUS])
+    ap.add_argument("--max-steps", type=int, default=200_000)
+    ap.add_argument("-v", "--verbose", action="store_true", help="print every kernel's outcome")
+    opts = ap.parse_args(argv)
+    files = sorted(f for p in opts.paths for f in ([p] if p.is_file() else p.rglob("*.ptx")))
+    outcomes: Counter[str] = Counter()
+    reasons: Counter[str] = Counter()
+    start = time.perf_counter()
+    for path in files:
+        try:
+            module = parse_file(path, recover=True)
+        except PtxstaticError as exc:
+            print(f"{path}: cannot parse: {exc}", file=sys.stderr)
+            continue
+        for fn in module.kernels:
+            t0 = time.perf_counter()
+            try:
+                emulate(module, fn, synthetic_launch(module, fn), max_steps=opts.max_steps)
+                kind, why = "ok", ""
+            except EmulationError as exc:
+                kind, why = classify(str(exc)), str(exc)
+                reasons[f"{kind}: {re.sub(r'^.*?:[0-9]+: ', '', why)[:100]}"] += 1
+            outcomes[kind] += 1
+            if opts.verbose:
+                print(f"{kind:12s} {time.perf_counter() - t0:6.2f}s {path.relative_to(path.parents[2])} {fn.name} {why}")
+    total = sum(outcomes.values())
+    print(f"{len(files)} files, {total} kernels in {time.perf_counter() - start:.1f}s")
+    for kind in ("ok", "unsupported", "fault", "runaway", "other"):
+        print(f"  {kind:12s} {outcomes[kind]:5d}  {100 * outcomes[kind] / max(total, 1):5.1f}%")
+    if reasons:
+        print("reasons:")
+        for why, n in reasons.most_common():
+            print(f"  {n:4d}  {why}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
