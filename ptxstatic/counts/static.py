@@ -127,6 +127,7 @@ def entry_group(launch: Launch, ctas: np.ndarray) -> Group:
     gx, gy, _ = launch.grid
     tpb = launch.threads_per_block
     t = np.arange(tpb, dtype=np.int64)
+    lane = t % 32
     n = tpb * len(ctas)
 
     def col(values: np.ndarray, per_cta: bool) -> np.ndarray:
@@ -135,7 +136,10 @@ def entry_group(launch: Launch, ctas: np.ndarray) -> Group:
 
     regs = {
         "%tid.x": col(t % bx, False), "%tid.y": col(t // bx % by, False), "%tid.z": col(t // (bx * by), False),
-        "%laneid": col(t % 32, False),
+        "%laneid": col(lane, False),
+        "%lanemask_eq": col(1 << lane, False), "%lanemask_lt": col((1 << lane) - 1, False),
+        "%lanemask_le": col((2 << lane) - 1, False), "%lanemask_gt": col(~((2 << lane) - 1) & 0xFFFFFFFF, False),
+        "%lanemask_ge": col(~((1 << lane) - 1) & 0xFFFFFFFF, False),
         "%ctaid.x": col(ctas % gx, True), "%ctaid.y": col(ctas // gx % gy, True),
         "%ctaid.z": col(ctas // (gx * gy), True),
         "%dynamic_smem_size": np.asarray(U64(launch.shared_bytes)),

@@ -8,8 +8,8 @@ block run until the branch's immediate post-dominator is marked estimated. Regis
 stretch become data when it ends, so fragments of one thread meet again with equal state and fold back
 into one row whose weight sums to 1.
 
-Groups are scheduled by reverse post-order, so groups that reach a block by different paths are usually
-merged before it runs. Device functions are interpreted at each call; their blocks are counted per call.
+Groups are scheduled in a topological order of the graph without back edges in which a loop's blocks
+come before its exits, so groups that reach a block by different paths are merged before it runs. Device functions are interpreted at each call; their blocks are counted per call.
 """
 
 from __future__ import annotations
@@ -24,8 +24,9 @@ import numpy as np
 
 from ptxstatic.analysis.cfg import BasicBlock, BlockGraph, build_cfg
 from ptxstatic.analysis.defuse import DefUse, def_use
+from ptxstatic.analysis.registers import is_special
 from ptxstatic.counts.symbolic import MIXED, U64, Bits, Rows, Step, compile_instruction
-from ptxstatic.ptx.ast import Function, Instruction, Module, Reg, Sym, Tup
+from ptxstatic.ptx.ast import BranchTargets, Function, InitList, Instruction, Label, Module, Reg, Sym, Tup, VarDecl
 
 DATA_LOOP_TRIPS = 8  #: expected iterations of a loop whose exit depends on data (exit chance 1/8 per test)
 MIN_WEIGHT = 1e-4  #: a fragment lighter than this leaves a data-dependent loop at its next exit test
@@ -177,7 +178,7 @@ class FunctionPlan:
         return def_use(self.cfg)
 
     @cached_property
-    def rpo(self) -> dict[int, int]:
+    def rank(self) -> dict[int, int]:
         """Scheduling rank of each block: a topological order of the graph without back edges in which every
         block of a loop comes before the loop's exits (reverse post-order when the graph is irreducible)."""
         cfg = self.cfg
@@ -256,8 +257,6 @@ def _terminator(block: BasicBlock, label_block: dict[str, int], cfg: BlockGraph)
 
 
 def _brx_labels(ins: Instruction, cfg: BlockGraph) -> list[str]:
-    from ptxstatic.ptx.ast import BranchTargets, Label
-
     table = next((o.name for o in ins.operands[1:] if isinstance(o, Sym)), "")
     pending = None
     for s in cfg.function.statements:
@@ -327,7 +326,7 @@ class Interpreter:
                         end_shadow(g.rows)
             if block not in pending:
                 pending[block] = []
-                heapq.heappush(heap, (plan.rpo.get(block, len(plan.rpo) + block), block))
+                heapq.heappush(heap, (plan.rank.get(block, len(plan.rank) + block), block))
             pending[block].append(g)
 
         arrive(entry, plan.cfg.entry)
@@ -479,7 +478,7 @@ class Interpreter:
         return fold(out)
 
     def _callee_entry(self, g: Group, site: CallSite, fn: Function) -> Group:
-        specials = {k: v for k, v in g.rows.regs.items() if _is_special(k)}
+        specials = {k: v for k, v in g.rows.regs.items() if is_special(k)}
         params: dict = {}
         mine = [d.name for decl in (fn.params or ()) for d in decl.names]
         for local, theirs in zip(site.args, mine, strict=False):
@@ -521,8 +520,6 @@ class Interpreter:
 
     @cached_property
     def _address_taken(self) -> set[str]:
-        from ptxstatic.ptx.ast import InitList, VarDecl
-
         names: set[str] = set()
 
         def walk(init: object) -> None:
@@ -549,7 +546,3 @@ class Interpreter:
                 and len([d for p in f.returns for d in p.names]) == n_rets]
 
 
-def _is_special(name: str) -> bool:
-    from ptxstatic.analysis.registers import is_special
-
-    return is_special(name)
