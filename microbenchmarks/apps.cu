@@ -61,14 +61,14 @@ KERNEL void black_scholes(const float* price, const float* strike, const float* 
     }
 }
 
-// ELL: rows x width values and column indices (random ints, reduced modulo cols); x holds cols floats.
+// ELL: rows x width values and column indices (hashed into [0, cols)); x holds cols floats.
 KERNEL void spmv_ell(const float* values, const int* columns, const float* x, float* y, int rows, int width,
                      int cols) {
     for (int r = global_id(); r < rows; r += global_threads()) {
         float s = 0.0f;
         for (int j = 0; j < width; ++j) {
             long e = (long)j * rows + r;
-            s += values[e] * x[(unsigned)columns[e] % cols];
+            s += values[e] * x[scramble(columns[e]) % cols];
         }
         y[r] = s;
     }

@@ -15,9 +15,11 @@ KERNEL void atom_add_distinct(unsigned* target, int slots, int iters) {
     if (v == 0xffffffffu) target[0] = v;
 }
 
+// A reduction without a returned value (red.global.add, written as PTX: nvcc emits atom for atomicAdd).
 KERNEL void red_add_distinct(unsigned* target, int slots, int iters) {
     unsigned i = global_id() & (slots - 1);
-    for (int k = 0; k < iters; ++k) atomicAdd(target + ((i + k * 32) & (slots - 1)), 1u);
+    for (int k = 0; k < iters; ++k)
+        asm volatile("red.global.add.u32 [%0], 1;" ::"l"(target + ((i + k * 32) & (slots - 1))) : "memory");
 }
 
 KERNEL void atom_add_f32_bins(float* target, int slots, int iters) {

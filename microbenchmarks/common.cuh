@@ -14,6 +14,9 @@ __device__ __forceinline__ int global_id() { return blockIdx.x * blockDim.x + th
 __device__ __forceinline__ int global_threads() { return gridDim.x * blockDim.x; }
 __device__ __forceinline__ int lane_id() { return threadIdx.x & 31; }
 
+// A multiplicative hash: spreads index data (written as 0, 1, 2, ...) over a range without a table.
+__device__ __forceinline__ unsigned scramble(int v) { return (unsigned)v * 2654435761u; }
+
 // Store a per-thread result when the thread is inside the output buffer.
 template <typename T>
 __device__ __forceinline__ void keep(T* out, int n, T value) {

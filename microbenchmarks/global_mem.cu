@@ -1,6 +1,7 @@
 // Global memory: streaming copies of several widths, read-only (non-coherent) loads, strided reads
 // and writes (stride in elements; indices are masked with `mask` = elements - 1, a power of two),
-// gathers and scatters through random indices, misaligned and read-modify-write accesses.
+// gathers and scatters through index arrays (their entries are hashed into [0, n)), misaligned and
+// read-modify-write accesses.
 #include "common.cuh"
 
 KERNEL void gmem_copy_f32(const float* in, float* out, int n) {
@@ -52,13 +53,13 @@ KERNEL void gmem_triad(const float* b, const float* c, float* a, int n, float s)
     for (int i = global_id(); i < n; i += global_threads()) a[i] = b[i] + s * c[i];
 }
 
-// `idx` holds random integers in [0, n).
+// `idx` holds n integers; entry i sends element i to or from element scramble(idx[i]) % n.
 KERNEL void gmem_gather(const float* in, const int* idx, float* out, int n) {
-    for (int i = global_id(); i < n; i += global_threads()) out[i] = in[(unsigned)idx[i] % n];
+    for (int i = global_id(); i < n; i += global_threads()) out[i] = in[scramble(idx[i]) % n];
 }
 
 KERNEL void gmem_scatter(const float* in, const int* idx, float* out, int n) {
-    for (int i = global_id(); i < n; i += global_threads()) out[(unsigned)idx[i] % n] = in[i];
+    for (int i = global_id(); i < n; i += global_threads()) out[scramble(idx[i]) % n] = in[i];
 }
 
 // Reads start one element past an aligned address, so every warp's 128-byte access spans two lines.

@@ -45,6 +45,11 @@ def rnd(dtype: str, count: int, seed: int = 1) -> dict:
     return buf(dtype, count, "random", seed=seed)
 
 
+def keys(count: int) -> dict:
+    """Integer keys or indices 0, 1, 2, ...: the kernels hash them, so no fill convention matters."""
+    return buf("s32", count, "iota")
+
+
 BYTES = {"f16": 2, "bf16": 2, "s8": 1, "u8": 1, "f32": 4, "s32": 4, "u32": 4, "f64": 8, "u64": 8}
 
 
@@ -153,8 +158,8 @@ stream("gmem_read_sum", lambda n: [rnd("f32", n), out("f32", STREAM_GRID * 256),
 stream("gmem_read_nc_sum", lambda n: [rnd("f32", n), out("f32", STREAM_GRID * 256), n])
 stream("gmem_write_fill", lambda n: [out("f32", n), n, 1.5])
 stream("gmem_triad", lambda n: [rnd("f32", n), rnd("f32", n, 2), out("f32", n), n, 3.0])
-stream("gmem_gather", lambda n: [rnd("f32", n), rnd("s32", n, 3), out("f32", n), n], sizes=STREAM[:2])
-stream("gmem_scatter", lambda n: [rnd("f32", n), rnd("s32", n, 3), out("f32", n), n], sizes=STREAM[:2])
+stream("gmem_gather", lambda n: [rnd("f32", n), keys(n), out("f32", n), n], sizes=STREAM[:2])
+stream("gmem_scatter", lambda n: [rnd("f32", n), keys(n), out("f32", n), n], sizes=STREAM[:2])
 stream("gmem_misaligned", lambda n: [rnd("f32", n), out("f32", n), n])
 stream("gmem_read_modify_write", lambda n: [rnd("f32", n), n, 0.5])
 STRIDE_ELEMS = 1 << 26
@@ -341,7 +346,7 @@ for kernel in ("layernorm_warp_row", "rmsnorm_warp_row"):
 
 for kernel in ("histogram_global", "histogram_shared"):
     bench(kernel, "histogram_sort.cu", [
-        launch(STREAM_GRID, 256, [rnd("s32", n), out("u32", bins), n, bins], 64 if bins == 16 else 16, n)
+        launch(STREAM_GRID, 256, [keys(n), out("u32", bins), n, bins], 64 if bins == 16 else 16, n)
         for n in (1 << 25, 1 << 26) for bins in (16, 4096)
     ])
 bench("bitonic_step", "histogram_sort.cu", [
@@ -349,7 +354,7 @@ bench("bitonic_step", "histogram_sort.cu", [
     for j in (1, 1 << 10, 1 << 20)
 ])
 bench("radix_digit_count", "histogram_sort.cu", [
-    launch(FULL, 256, [rnd("s32", n), out("u32", FULL * 256), n, s], 8, n) for n in (1 << 25, 1 << 27) for s in (0, 8)
+    launch(FULL, 256, [keys(n), out("u32", FULL * 256), n, s], 8, n) for n in (1 << 25, 1 << 27) for s in (0, 8)
 ])
 
 bench("nbody_tiled", "apps.cu", [
@@ -364,7 +369,7 @@ bench("black_scholes", "apps.cu", [
                               0.02, 0.3], 120, n) for n in STREAM
 ])
 bench("spmv_ell", "apps.cu", [
-    launch(STREAM_GRID, 256, [rnd("f32", rows * width), rnd("s32", rows * width, 2), rnd("f32", cols, 3),
+    launch(STREAM_GRID, 256, [rnd("f32", rows * width), keys(rows * width), rnd("f32", cols, 3),
                               out("f32", rows), rows, width, cols], moved=rows * width * 40)
     for rows, width, cols in ((1 << 20, 16, 1 << 20), (1 << 20, 64, 1 << 20), (1 << 22, 16, 1 << 16))
 ])

@@ -36,7 +36,7 @@ class RichUi:
         self.progress.stop()
 
     def say(self, text: str) -> None:
-        self.progress.console.print(f"collect: {text}", markup=False, highlight=False)
+        self.progress.console.print(f"collect: {text}", markup=False, highlight=False, soft_wrap=True)
 
     def phase(self, name: str, total: int) -> None:
         if self.task is not None:

@@ -260,6 +260,11 @@ class FakeBoard:
         pass
 
 
+def worker_gpu(index: int = 0) -> FakeGpu:
+    """A fake GPU for :class:`ptxstatic.data.device_worker.WorkerGpu` (``factory=...device_fake:worker_gpu``)."""
+    return FakeGpu(FakeState.load())
+
+
 def open_fake() -> Device:
     state = FakeState.load()
     return Device(FakeGpu(state), FakeBoard(state), "fake", ["fake device: deterministic stand-in for tests"])

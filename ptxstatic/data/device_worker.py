@@ -16,14 +16,17 @@ from ptxstatic.data.device import DeviceFault, GpuInfo, KernelAttributes
 from ptxstatic.errors import PtxstaticError
 
 START_TIMEOUT_S = 120.0
+CUDA = "ptxstatic.data.device_cuda:CudaGpu"
 
 
-def _serve(conn: Connection, index: int) -> None:
-    """The worker's loop: build the GPU, then answer (method, args) requests until told to stop."""
-    from ptxstatic.data.device_cuda import CudaGpu
+def _serve(conn: Connection, index: int, factory: str) -> None:
+    """The worker's loop: build the GPU (``factory``: module:callable taking the device index), then answer
+    (method, args) requests until told to stop."""
+    import importlib
 
+    module, attr = factory.split(":")
     try:
-        gpu = CudaGpu(index)
+        gpu = getattr(importlib.import_module(module), attr)(index)
         conn.send(("ok", gpu.info()))
     except Exception as exc:  # report any start-up failure, then leave
         conn.send(("error", str(exc)))
@@ -48,11 +51,12 @@ def _serve(conn: Connection, index: int) -> None:
 
 
 class WorkerGpu:
-    """Forwards every :class:`Gpu` call to a worker process holding a :class:`CudaGpu`."""
+    """Forwards every :class:`Gpu` call to a worker process holding the GPU that ``factory`` builds."""
 
-    def __init__(self, index: int = 0, timeout_s: float = 300.0) -> None:
+    def __init__(self, index: int = 0, timeout_s: float = 300.0, factory: str = CUDA) -> None:
         self.index = index
         self.timeout_s = timeout_s
+        self.factory = factory
         self._proc: Any = None
         self._conn: Connection | None = None
         self._info: GpuInfo | None = None
@@ -61,7 +65,8 @@ class WorkerGpu:
     def _start(self) -> None:
         ctx = mp.get_context("spawn")
         parent, child = ctx.Pipe()
-        self._proc = ctx.Process(target=_serve, args=(child, self.index), daemon=True, name="ptxstatic-gpu")
+        self._proc = ctx.Process(target=_serve, args=(child, self.index, self.factory), daemon=True,
+                                 name="ptxstatic-gpu")
         self._proc.start()
         child.close()
         self._conn = parent

@@ -119,7 +119,9 @@ class SampleStore:
 
     # ------------------------------------------------------------------------------------------ runs
     def begin_run(self, gpu: str, device: str, info: dict, manifest: str, manifest_sha256: str) -> int:
+        """A new run; runs still marked running were killed (one collect at a time per dataset)."""
         with self.store.transaction():
+            self.db.execute("UPDATE collect_runs SET status = 'killed' WHERE status = 'running'")
             return int(self.db.execute(
                 "INSERT INTO collect_runs (started_at, status, gpu, device, info, manifest, manifest_sha256) "
                 "VALUES (?, 'running', ?, ?, ?, ?, ?)",
