@@ -24,6 +24,9 @@ from ptxstatic.data.device import Device, DeviceFault, KernelAttributes, open_de
 from ptxstatic.data.samples import KernelRecord, Sample, SampleStore, utc_now
 from ptxstatic.data.store import ClockConfig, DatasetStore, Measurement
 from ptxstatic.errors import PtxstaticError
+from ptxstatic.features.occupancy import ARCHS
+from ptxstatic.features.occupancy import Gpu as OccupancyGpu
+from ptxstatic.features.ptxas import PtxasFunction, ptxas_stats
 
 
 class Ui(Protocol):
@@ -97,7 +100,15 @@ class _Run:
     sources: dict[Path, CompiledSource | PtxstaticError]
     supported: list[Pair]
     summary: Summary
+    target: OccupancyGpu | None = None
     _instrumented: dict[Path, Instrumented] = field(default_factory=dict)
+    _ptxas: dict[Path, dict[str, PtxasFunction] | None] = field(default_factory=dict)
+
+    def ptxas(self, source: CompiledSource) -> dict[str, PtxasFunction] | None:
+        """``ptxas -v`` statistics of the source (None without ptxas), once per run."""
+        if source.path not in self._ptxas:
+            self._ptxas[source.path] = ptxas_stats(source.ptx, self.arch)
+        return self._ptxas[source.path]
 
     def instrumented(self, source: CompiledSource) -> Instrumented:
         """The source's module with block counters, instrumented once per run."""
@@ -168,7 +179,8 @@ def _collect(opts: CollectOptions, ui: Ui, manifest: Manifest, benches: list[Ben
             ui.phase("compiling", len(needed))
             ui.current(f"{len(needed)} source files for {arch}")
             sources = compile_all(needed, arch, manifest.nvcc_flags, opts.jobs, done=lambda s: ui.step())
-            run = _Run(opts, manifest, device, samples, run_id, arch, sources, supported, summary)
+            target = OccupancyGpu(info.name, arch, info.sms) if arch in ARCHS and info.sms else None
+            run = _Run(opts, manifest, device, samples, run_id, arch, sources, supported, summary, target)
             ui.phase("measuring", len(tasks))
             current: object = ()
             for pair, bench, index, spec in tasks:
@@ -211,7 +223,7 @@ def _sample(run: _Run, pair: Pair | None, bench: BenchSpec, index: int, spec: La
             attributes = gpu.attributes(prepared)
             _attributes(sample, attributes)
             if counts is not None:
-                record = kernel_record(source, bench.kernel, counts, attributes, run.label(bench))
+                record = kernel_record(source, bench.kernel, counts, run.target, run.ptxas(source), run.label(bench))
             seconds = run.opts.repeat_seconds or spec.min_seconds
             timing = measure(gpu, board, prepared, spec.repeats, seconds)
     except DeviceFault as exc:

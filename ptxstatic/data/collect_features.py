@@ -2,10 +2,15 @@
 
 The module is instrumented once (:func:`ptxstatic.counts.instrument.instrument`); each launch runs the
 instrumented kernel once on the device, reads the counter array back and folds it into
-:class:`~ptxstatic.counts.model.BlockCounts` (:func:`ptxstatic.counts.gpu.block_counts`). Features are the
-portable and ISA-group features of the executed instruction mix (every block's instructions weighted by its
-count per thread), plus the launch's dynamic shared memory and the registers, static shared memory and local
-memory the driver reports for the compiled kernel.
+:class:`~ptxstatic.counts.model.BlockCounts` (:func:`ptxstatic.counts.gpu.block_counts`). The features are
+
+* the per-thread executed mix in the form the tree models read (:func:`ptxstatic.data.seq_features.
+  portable_features` of every block's instructions weighted by its count per thread, with the launch and
+  totals over threads) and the ISA-group shares (:func:`~ptxstatic.data.seq_features.group_histogram`);
+* ``portable.*``: everything :func:`ptxstatic.features.portable.portable_features` gives for the counts
+  (GPU Mangrove's twelve, groups and widths, divergence, strides, and with ``ptxas -v`` statistics
+  registers, spills and occupancy on the measured GPU);
+* ``dynamic_shared_bytes`` of the launch.
 """
 
 from __future__ import annotations
@@ -22,11 +27,14 @@ from ptxstatic.counts.instrument import Instrumented
 from ptxstatic.counts.launch import Launch
 from ptxstatic.counts.model import BlockCounts
 from ptxstatic.data.collect_compile import CompiledSource
-from ptxstatic.data.device import Gpu, KernelAttributes
+from ptxstatic.data.device import Gpu
 from ptxstatic.data.samples import KernelRecord
 from ptxstatic.data.seq_features import group_histogram, portable_features
 from ptxstatic.data.store import Run, run_length
 from ptxstatic.errors import PtxstaticError
+from ptxstatic.features.occupancy import Gpu as OccupancyGpu
+from ptxstatic.features.portable import portable_features as mangrove_features
+from ptxstatic.features.ptxas import PtxasFunction
 from ptxstatic.ptx.ast import Module
 
 
@@ -75,22 +83,21 @@ def executed_runs(module: Module, counts: BlockCounts) -> list[Run]:
     return runs  # type: ignore[return-value]
 
 
-def launch_features(module: Module, counts: BlockCounts, attributes: KernelAttributes) -> dict[str, float]:
-    """Portable features, ISA-group shares, and the launch's memory and register footprint."""
+def launch_features(source: CompiledSource, kernel: str, counts: BlockCounts, target: OccupancyGpu | None,
+                    ptxas: dict[str, PtxasFunction] | None) -> dict[str, float]:
+    """The features of one counted launch (module docstring); ``target`` and ``ptxas`` enable occupancy."""
     launch = counts.launch
-    runs = executed_runs(module, counts)
+    runs = executed_runs(source.module, counts)
     features = portable_features(runs, (launch.threads_per_block, launch.blocks)) | group_histogram(runs)
     features["dynamic_shared_bytes"] = float(launch.shared_bytes)
-    for name in ("registers", "static_shared_bytes", "local_bytes"):
-        value = getattr(attributes, name)
-        if value is not None:
-            features[name] = float(value)
+    rich = mangrove_features(source.module, kernel, counts, gpu=target, ptxas=ptxas)
+    features.update({f"portable.{k}": float(v) for k, v in rich.items() if not isinstance(v, str)})
     return features
 
 
-def kernel_record(source: CompiledSource, kernel: str, counts: BlockCounts, attributes: KernelAttributes,
-                  label: str) -> KernelRecord:
+def kernel_record(source: CompiledSource, kernel: str, counts: BlockCounts, target: OccupancyGpu | None,
+                  ptxas: dict[str, PtxasFunction] | None, label: str) -> KernelRecord:
     """The features of one counted launch and the kernel's static sequence (``label`` names the source)."""
-    features = launch_features(source.module, counts, attributes)
+    features = launch_features(source, kernel, counts, target, ptxas)
     runs = run_length(kernel_sequence(source.module.function(kernel)))
     return KernelRecord(counts, features, runs, label, kernel, source.arch, source.sha256)

@@ -52,6 +52,7 @@ class GpuInfo:
     pci_bus_id: str = ""
     memory_bytes: int = 0
     driver: str = ""  # driver / runtime versions as text
+    sms: int = 0  # streaming multiprocessors
 
 
 @dataclass(frozen=True)

@@ -50,8 +50,10 @@ class CudaGpu:
         bus = drv.check(cu.cuDeviceGetPCIBusId(64, drv.device), "cuDeviceGetPCIBusId")
         memory = drv.check(cu.cuDeviceTotalMem(drv.device), "cuDeviceTotalMem")
         version = drv.check(cu.cuDriverGetVersion(), "cuDriverGetVersion")
+        sms = drv.check(cu.cuDeviceGetAttribute(cu.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                                                drv.device), "cuDeviceGetAttribute")
         return GpuInfo(drv.name, f"sm_{major}{minor}", bus.split(b"\0", 1)[0].decode(), int(memory),
-                       f"CUDA driver API {version // 1000}.{version % 1000 // 10}")
+                       f"CUDA driver API {version // 1000}.{version % 1000 // 10}", int(sms))
 
     def load(self, ptx: str) -> int:
         module = parse_text(ptx, "<collect>")

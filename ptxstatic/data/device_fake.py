@@ -134,7 +134,7 @@ class FakeGpu:
         return self._next
 
     def info(self) -> GpuInfo:
-        return GpuInfo(self.state.config["name"], self.state.config["arch"], "fake:0", 80 << 30, "fake")
+        return GpuInfo(self.state.config["name"], self.state.config["arch"], "fake:0", 80 << 30, "fake", 132)
 
     def load(self, ptx: str) -> int:
         self._alive()
