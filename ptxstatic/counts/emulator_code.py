@@ -181,6 +181,9 @@ class Scope:
                 self.symbols[d.name] = Symbol("param", 0, size)
                 self.param_sizes[d.name] = size
 
+    def declared(self, name: str) -> bool:
+        return name in self.regs or name.rstrip("0123456789") in self.reg_prefixes
+
     def reg_type(self, name: str) -> np.dtype:
         if name in self.regs:
             dt = self.regs[name]
@@ -238,7 +241,7 @@ class Operands:
         if isinstance(op, Sym):
             return self._symbol_value(op.name, dt)
         if isinstance(op, Reg):
-            sreg = _special(op.name)
+            sreg = None if self.scope.declared(op.name) else _special(op.name)
             if sreg is not None:
                 return lambda f: resize(np.asarray(sreg(f)), dt)
             return _reg_reader(op.name, self.scope.reg_type(op.name), dt, is_signed(ty))
@@ -249,7 +252,7 @@ class Operands:
         op = self._register(op)
         if isinstance(op, Sym) and op.name == "_":
             return lambda f, v, m: None
-        if not isinstance(op, Reg) or _special(op.name) is not None:
+        if not isinstance(op, Reg) or not self.scope.declared(op.name):
             raise EmulationError(f"operand {op} is not a writable register")
         name, storage, vt = op.name, self.scope.reg_type(op.name), np_type(ty)
         if vt == storage:
