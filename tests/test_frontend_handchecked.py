@@ -143,3 +143,31 @@ def test_without_lineinfo_same_structure(module):
     for a, b in zip(plain.kernels, module.kernels, strict=True):
         assert a.instructions == b.instructions  # equality ignores positions and source locations
         assert all(i.loc is None for i in a.instructions)
+
+
+def test_grammar_corners_of_the_hand_written_fixtures():
+    """Constant expressions, registers named without %, nested initialisers, pointer alignment."""
+    from util import FIXTURES
+
+    from ptxstatic.ptx.ast import BinOp, InitList, constant_value
+
+    m = parse_file(FIXTURES / "manual" / "m07_scopes_immediates.ptx")
+    ins = {i.operands[0].name: i for i in m.kernels[0].instructions if i.opcode.startswith(("mov", "setp"))
+           and isinstance(i.operands[0], Reg)}
+    expr = ins["%r9"].operands[1]
+    assert isinstance(expr, BinOp) and expr.op == "+" and constant_value(expr) == 22
+    assert constant_value(ins["%r5"].operands[1]) == 0o777 and constant_value(ins["%r7"].operands[1]) == 4000000000
+    assert ins["inner_p"].operands[1] == Reg("acc")  # declared with .reg, so a register although it has no %
+    guarded = next(i for i in m.kernels[0].instructions if i.guard == Reg("inner_p"))
+    assert guarded.opcode == "add.s32"
+
+    g = parse_file(FIXTURES / "manual" / "m04_globals_init.ptx")
+    cube = next(v for v in g.globals if v.names[0].name == "cube")
+    assert cube.names[0].dims == (2, 2, 2) and isinstance(cube.init.items[1].items[0], InitList)
+    assert constant_value(cube.init.items[1].items[1].items[1]) == 8
+
+    p = parse_file(FIXTURES / "manual" / "m10_params.ptx")
+    out = p.function("params").params[0]
+    assert (out.attrs, out.ptr_align, out.align) == (("u64", "ptr", "global"), 16, None)
+    arr = p.function("params").params[3]
+    assert (arr.align, arr.names[0].dims) == (8, (16,))

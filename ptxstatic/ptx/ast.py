@@ -77,7 +77,6 @@ class Addr:
     extra: tuple[Operand, ...] = ()
 
 
-Operand = Reg | Imm | Sym | Neg | Pair | Vec | Tup | Addr
 
 # ------------------------------------------------------------------------------------ initialisers
 
@@ -92,6 +91,14 @@ class BinOp:
 
 
 @dataclass(slots=True)
+class Unary:
+    """``-(x)`` or ``~x`` in a constant expression."""
+
+    op: str
+    operand: Expr
+
+
+@dataclass(slots=True)
 class Generic:
     """``generic(sym)``: the generic address of a global variable."""
 
@@ -103,7 +110,8 @@ class InitList:
     items: tuple[Init, ...]
 
 
-Expr = Imm | Sym | BinOp | Generic
+Expr = Imm | Sym | BinOp | Unary | Generic
+Operand = Reg | Imm | Sym | Neg | Pair | Vec | Tup | Addr | BinOp | Unary
 Init = Expr | InitList
 
 # --------------------------------------------------------------------------------------- statements
@@ -163,6 +171,7 @@ class VarDecl:
     align: int | None = None
     attributes: tuple[str, ...] = ()  # .attribute(...) items as written
     init: Init | None = None
+    ptr_align: int | None = None  # ".ptr .global .align N": alignment of what a pointer parameter points to
     line: int = field(default=0, compare=False)
     column: int = field(default=0, compare=False)
 
@@ -381,3 +390,23 @@ def parse_number(text: str) -> int | float:
         else:
             v = int(t)
     return -v if neg else v
+
+
+_BINARY = {
+    "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+    "/": lambda a, b: a // b if isinstance(a, int) and isinstance(b, int) else a / b,
+    "%": lambda a, b: a % b, "<<": lambda a, b: a << b, ">>": lambda a, b: a >> b,
+    "&": lambda a, b: a & b, "|": lambda a, b: a | b, "^": lambda a, b: a ^ b,
+}
+
+
+def constant_value(e: Expr) -> int | float:
+    """Value of a numeric literal or constant expression (``(1 << 4) + 3 * 2``); symbols raise ValueError."""
+    if isinstance(e, Imm):
+        return e.value
+    if isinstance(e, BinOp):
+        return _BINARY[e.op](constant_value(e.left), constant_value(e.right))
+    if isinstance(e, Unary):
+        v = constant_value(e.operand)
+        return -v if e.op == "-" else ~int(v)
+    raise ValueError(f"not a constant: {e!r}")

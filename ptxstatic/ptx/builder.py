@@ -210,11 +210,13 @@ class Builder(Transformer):
 
     def _decl(self, space: str, items: list) -> A.VarDecl:
         attrs, attributes, names = [], [], []
-        align = init = None
+        align = init = ptr_align = None
         for x in items:
             if isinstance(x, _Tag):
                 if x.kind == "attr":
                     attrs.append(x.value)
+                elif x.kind == "align" and "ptr" in attrs:
+                    ptr_align = x.value
                 elif x.kind == "align":
                     align = x.value
                 else:
@@ -223,7 +225,7 @@ class Builder(Transformer):
                 names.append(x)
             else:
                 init = x
-        return A.VarDecl(space, tuple(attrs), tuple(names), (), align, tuple(attributes), init)
+        return A.VarDecl(space, tuple(attrs), tuple(names), (), align, tuple(attributes), init, ptr_align)
 
     def linkage(self, c: list) -> _Tag:
         return _Tag("linkage", str(c[0])[1:])
@@ -261,6 +263,36 @@ class Builder(Transformer):
 
     def sub(self, c: list) -> A.BinOp:
         return A.BinOp(c[0], "-", c[1])
+
+    def mul(self, c: list) -> A.BinOp:
+        return A.BinOp(c[0], "*", c[1])
+
+    def div(self, c: list) -> A.BinOp:
+        return A.BinOp(c[0], "/", c[1])
+
+    def mod(self, c: list) -> A.BinOp:
+        return A.BinOp(c[0], "%", c[1])
+
+    def shl(self, c: list) -> A.BinOp:
+        return A.BinOp(c[0], "<<", c[1])
+
+    def shr(self, c: list) -> A.BinOp:
+        return A.BinOp(c[0], ">>", c[1])
+
+    def band(self, c: list) -> A.BinOp:
+        return A.BinOp(c[0], "&", c[1])
+
+    def bxor(self, c: list) -> A.BinOp:
+        return A.BinOp(c[0], "^", c[1])
+
+    def bor(self, c: list) -> A.BinOp:
+        return A.BinOp(c[0], "|", c[1])
+
+    def bnot(self, c: list) -> A.Unary:
+        return A.Unary("~", c[0])
+
+    def cneg(self, c: list) -> A.Unary:
+        return A.Unary("-", c[0])
 
     def sym(self, c: list) -> A.Sym:
         return A.Sym(self._v(c[0]))

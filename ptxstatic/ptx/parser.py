@@ -43,10 +43,19 @@ from ptxstatic.ptx.builder import (
     template_to_data,
 )
 from ptxstatic.ptx.grammar import describe_expected, describe_terminal, lark_parser
+from ptxstatic.ptx.names import resolve_registers
 from ptxstatic.ptx.source_map import attach_source_locations
 
 # ----------------------------------------------------------------------------------- lexical pieces
 _COMMENT = re.compile(r'"(?:\\.|[^"\\\n])*"|//[^\n]*|/\*[\s\S]*?\*/')
+
+def _nested_braces(depth: int) -> str:
+    """A regex for a ``{...}`` group holding no ';', with up to ``depth`` levels of nested braces."""
+    inner = r"[^{};]*"
+    for _ in range(depth):
+        inner = r"(?:[^{};]|\{" + inner + r"\})*"
+    return r"\{" + inner + r"\}"
+
 
 _STATEMENT = re.compile(
     r"""[ \t\r\n]*+(?:
@@ -54,9 +63,9 @@ _STATEMENT = re.compile(
     | (?P<label>[A-Za-z_$][\w$]*+)[ \t\r\n]*:(?!:)
     | (?P<line>\.(?:loc|file|version|target|address_size|section)(?![\w$])[^\n{};]*)
     | (?P<data>\.b(?:8|16|32|64)(?![\w$])[^\n{};]*)
-    | (?P<stmt>(?:[^;{}"]++|"(?:\\.|[^"\\\n])*"|\{(?:[^{};]|\{[^{};]*\})*\})+;)
+    | (?P<stmt>(?:[^;{}"]++|"(?:\\.|[^"\\\n])*"|BRACES)+;)
     | (?P<head>[^;{}"]+)(?=\{)
-    )""",
+    )""".replace("BRACES", _nested_braces(5)),
     re.X,
 )
 _TRAILING_SPACE = re.compile(r"[ \t\r\n]*\Z")
@@ -332,7 +341,7 @@ def parse_text(text: str, filename: str = "<ptx>", recover: bool = False) -> A.M
             raise err
         errors.append(err)
     module = A.Module(filename, items, errors)
-    attach_source_locations(module)
+    _finish(module)
     return module
 
 
@@ -438,8 +447,15 @@ def parse_reference(text: str, filename: str = "<ptx>") -> A.Module:
     except LarkError as exc:  # pragma: no cover - grammar bugs
         raise SourceError(filename, 1, 1, str(exc)) from None
     module = A.Module(filename, run_builder(Builder(filename, text), tree))
-    attach_source_locations(module)
+    _finish(module)
     return module
+
+
+def _finish(module: A.Module) -> None:
+    """Post-parse passes shared by both paths: register names, then source locations."""
+    for fn in module.functions:
+        resolve_registers(fn)
+    attach_source_locations(module)
 
 
 def parse_file(path: str | Path, recover: bool = False) -> A.Module:

@@ -27,6 +27,8 @@ def operand(op: A.Operand) -> str:
         return "!" + op.reg.name  # type: ignore[union-attr]
     if t is A.Pair:
         return f"{op.first.name}|{op.second.name}"  # type: ignore[union-attr]
+    if t is A.BinOp or t is A.Unary:
+        return constant(op)  # type: ignore[arg-type]
     raise TypeError(f"not an operand: {op!r}")
 
 
@@ -36,6 +38,15 @@ def instruction(ins: A.Instruction) -> str:
         guard = f"@{'!' if ins.guard_negated else ''}{ins.guard.name} "
     ops = ", ".join(operand(o) for o in ins.operands)
     return f"{guard}{ins.opcode}{' ' + ops if ops else ''};"
+
+
+def constant(e: A.Expr) -> str:
+    """A constant-expression operand, fully parenthesised so it reparses to the same tree."""
+    if isinstance(e, A.BinOp):
+        return f"({constant(e.left)} {e.op} {constant(e.right)})"
+    if isinstance(e, A.Unary):
+        return f"{e.op}({constant(e.operand)})"
+    return operand(e)
 
 
 def expr(e: A.Init) -> str:
@@ -69,6 +80,8 @@ def var_decl(v: A.VarDecl, terminate: bool = True) -> str:
     if v.align is not None:
         words.append(f".align {v.align}")
     words += [f".{a}" for a in v.attrs]
+    if v.ptr_align is not None:
+        words.append(f".align {v.ptr_align}")
     text = " ".join(words) + " " + ", ".join(declarator(d) for d in v.names)
     if v.init is not None:
         text += " = " + expr(v.init)
