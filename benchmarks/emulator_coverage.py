@@ -85,7 +85,8 @@ def main(argv: list[str] | None = None) -> int:
                 reasons[f"{kind}: {re.sub(r'^.*?:[0-9]+: ', '', why)[:100]}"] += 1
             outcomes[kind] += 1
             if opts.verbose:
-                print(f"{kind:12s} {time.perf_counter() - t0:6.2f}s {path.relative_to(path.parents[2])} {fn.name} {why}")
+                where = path.relative_to(path.parents[2])
+                print(f"{kind:12s} {time.perf_counter() - t0:6.2f}s {where} {fn.name} {why}")
     total = sum(outcomes.values())
     print(f"{len(files)} files, {total} kernels in {time.perf_counter() - start:.1f}s")
     for kind in ("ok", "unsupported", "fault", "runaway", "other"):

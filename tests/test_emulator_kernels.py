@@ -233,8 +233,8 @@ def test_early_return(variant: str) -> None:
 def test_local_memory_array(variant: str) -> None:
     threads = 128
     idx = RNG.integers(0, 1 << 16, threads).astype(np.int32)
-    e = emulate(module(variant), "local_array", launch(2, 64, {"0": Buffer("s32", threads), "1": Buffer("s32", threads)}),
-                inputs={"0": idx})
+    spec = launch(2, 64, {"0": Buffer("s32", threads), "1": Buffer("s32", threads)})
+    e = emulate(module(variant), "local_array", spec, inputs={"0": idx})
     t = np.arange(threads)
     np.testing.assert_array_equal(e.buffers["local_array_param_1"], (idx & 15) ** 2 + t)
 
@@ -274,3 +274,25 @@ def test_fresh_nvcc_build_gives_the_same_results(tmp_path: Path) -> None:
     new = emulate(fresh, "early_return", spec, inputs={"0": x})
     np.testing.assert_array_equal(old.buffers["early_return_param_1"], new.buffers["early_return_param_1"])
     assert old.thread_instructions == new.thread_instructions
+
+
+def test_instrumented_counters_equal_emulated_counts() -> None:
+    """The block counters of the instrumentation pass, run in the emulator, equal its own block counts."""
+    from ptxstatic.counts.instrument import instrument
+
+    inst = instrument(module("lineinfo"))
+    n = 100
+    x = RNG.integers(-3, 12, n).astype(np.int32)
+    cases = {
+        "early_return": (launch(2, 64, {"0": Buffer("s32", n), "1": Buffer("s32", n), "2": n}), {"0": x}),
+        "call_poly": (launch(2, 64, {"0": Buffer("f32", n), "1": Buffer("f32", n), "2": n, "3": 4}), {}),
+        "block_sum": (launch(2, 128, {"0": Buffer("f32", n), "1": Buffer("f32", 2), "2": n}, shared=512), {}),
+    }
+    for name, (spec, inputs) in cases.items():
+        want = emulate(module("lineinfo"), name, spec, inputs=inputs)
+        got = emulate(inst.module, name, spec, inputs=inputs)
+        folded = inst.counters.fold(got.globals[inst.counters.symbol].tolist())
+        for fn, blocks in want.counts.counts.items():
+            assert {b: float(c) for b, c in folded[fn].items()} == blocks, f"{name}/{fn}"
+        for buf, data in want.buffers.items():
+            np.testing.assert_array_equal(got.buffers[buf], data)

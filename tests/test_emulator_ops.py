@@ -20,6 +20,8 @@ from ptxstatic.ptx.parser import parse_text
 
 RNG = np.random.default_rng(7)
 _REG = {"pred": "pred", "f32": "f32", "f64": "f64", "f16": "b16", "bf16": "b16", "f16x2": "b32", "bf16x2": "b32"}
+_MEM = {"pred": "u8", "bf16": "b16", "f16x2": "b32", "bf16x2": "b32"}  # type of the ld/st moving a value
+_BUF = {"pred": "u8", "bf16": "u16", "f16x2": "u32", "bf16x2": "u32"}  # Buffer element type holding it
 
 
 def _reg_type(ty: str) -> str:
@@ -35,7 +37,7 @@ def run(body: str, inputs: dict[str, tuple[str, np.ndarray]], outputs: dict[str,
             ty = spec[0] if kind == "in" else spec
             params.append(f".param .u64 {kind}_{name}")
             regs.append(f".reg .{_reg_type(ty)} %{name};")
-            mem_ty = "u8" if ty == "pred" else ty.replace("bf16x2", "b32").replace("f16x2", "b32").replace("bf16", "b16")
+            mem_ty = _MEM.get(ty, ty)
             size = 1 if ty == "pred" else max(1, int("".join(c for c in mem_ty if c.isdigit())) // 8)
             addr = [f"ld.param.u64 %ptr, [{kind}_{name}];", f"mul.wide.u32 %off, %tid, {size};",
                     "add.s64 %ptr, %ptr, %off;"]
@@ -57,12 +59,10 @@ def run(body: str, inputs: dict[str, tuple[str, np.ndarray]], outputs: dict[str,
     args: dict = {}
     data: dict = {}
     for name, (ty, values) in inputs.items():
-        np_ty = "u8" if ty == "pred" else ty.replace("bf16x2", "u32").replace("f16x2", "u32").replace("bf16", "u16")
-        args[f"in_{name}"] = Buffer(np_ty, lanes)
+        args[f"in_{name}"] = Buffer(_BUF.get(ty, ty), lanes)
         data[f"in_{name}"] = np.asarray(values)
     for name, ty in outputs.items():
-        np_ty = "u8" if ty == "pred" else ty.replace("bf16x2", "u32").replace("f16x2", "u32").replace("bf16", "u16")
-        args[f"out_{name}"] = Buffer(np_ty, lanes)
+        args[f"out_{name}"] = Buffer(_BUF.get(ty, ty), lanes)
     e = emulate(parse_text(text, "op.ptx"), "t", Launch((1, 1, 1), (lanes, 1, 1), 0, args), inputs=data)
     return {name: e.buffers[f"out_{name}"] for name in outputs}
 
@@ -71,7 +71,7 @@ def ints(bits: int, signed: bool, n: int = 32) -> np.ndarray:
     """Random values with the extremes of the type mixed in."""
     dtype = NP[f"{'s' if signed else 'u'}{bits}"]
     lo, hi = (-(1 << bits - 1), (1 << bits - 1) - 1) if signed else (0, (1 << bits) - 1)
-    v = [lo, hi, 0, 1, -1 if signed else 2, lo + 1, hi - 1] + RNG.integers(lo, hi, n - 7, dtype, True).tolist()
+    v = [lo, hi, 0, 1, -1 if signed else 2, lo + 1, hi - 1, *RNG.integers(lo, hi, n - 7, dtype, True).tolist()]
     return np.array(v[:n], dtype=dtype)
 
 
@@ -101,7 +101,8 @@ def test_wide_multiply_and_mad(ty: str) -> None:
     got = run(f"mul.wide.{ty} %d, %a, %b; mad.wide.{ty} %e, %a, %b, %c;",
               {"a": (ty, a), "b": (ty, b), "c": (wide, c)}, {"d": wide, "e": wide})
     assert got["d"].tolist() == [int(x) * int(y) for x, y in zip(a, b, strict=True)]
-    assert got["e"].tolist() == [wrap(int(x) * int(y) + int(z), 2 * bits, signed) for x, y, z in zip(a, b, c, strict=True)]
+    assert got["e"].tolist() == [wrap(int(x) * int(y) + int(z), 2 * bits, signed)
+                                 for x, y, z in zip(a, b, c, strict=True)]
 
 
 @pytest.mark.parametrize("ty", ["s32", "u32"])
@@ -205,7 +206,8 @@ def test_bit_field_extract_and_insert(ty: str) -> None:
     bt = f"b{bits}"
     got = run(f"bfe.{ty} %d, %a, %b, %c; bfi.{bt} %e, %a, %f, %b, %c;",
               {"a": (ty, a), "f": (f"u{bits}", b), "b": ("u32", pos), "c": ("u32", length)}, {"d": ty, "e": f"u{bits}"})
-    assert got["d"].tolist() == [_bfe(int(x), int(p), int(n), bits, signed) for x, p, n in zip(a, pos, length, strict=True)]
+    assert got["d"].tolist() == [_bfe(int(x), int(p), int(n), bits, signed)
+                                 for x, p, n in zip(a, pos, length, strict=True)]
     assert got["e"].tolist() == [_bfi(int(x), int(y), int(p), int(n), bits)
                                  for x, y, p, n in zip(a, b, pos, length, strict=True)]
 
@@ -271,7 +273,7 @@ def test_lop3_and_funnel_shifts() -> None:
 _CMP = {
     "eq": lambda x, y: x == y, "ne": lambda x, y: x != y and not (math.isnan(x) or math.isnan(y)),
     "lt": lambda x, y: x < y, "le": lambda x, y: x <= y, "gt": lambda x, y: x > y, "ge": lambda x, y: x >= y,
-    "equ": lambda x, y: math.isnan(x) or math.isnan(y) or x == y, "neu": lambda x, y: not x == y,
+    "equ": lambda x, y: math.isnan(x) or math.isnan(y) or x == y, "neu": lambda x, y: x != y,
     "ltu": lambda x, y: not x >= y, "leu": lambda x, y: not x > y, "gtu": lambda x, y: not x <= y,
     "geu": lambda x, y: not x < y, "num": lambda x, y: not (math.isnan(x) or math.isnan(y)),
     "nan": lambda x, y: math.isnan(x) or math.isnan(y),
@@ -442,7 +444,8 @@ def test_half_precision_conversions_and_packed_arithmetic() -> None:
         bits = struct.unpack("<I", struct.pack("<f", v))[0]
         return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
 
-    np.testing.assert_array_equal(got["g"], [struct.unpack("<f", struct.pack("<I", bf16(float(v)) << 16))[0] for v in x])
+    widened = [struct.unpack("<f", struct.pack("<I", bf16(float(v)) << 16))[0] for v in x]
+    np.testing.assert_array_equal(got["g"], widened)
     np.testing.assert_array_equal(got["i"], [bf16(float(v)) | bf16(float(w)) << 16 for v, w in zip(y, x, strict=True)])
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ptxstatic.counts import emulator_convert, emulator_memops, emulator_ops, emulator_warp
+from ptxstatic.counts import emulator_bits, emulator_convert, emulator_memops, emulator_ops, emulator_warp
 from ptxstatic.counts.emulator_code import (
     BRA,
     BRX,
@@ -47,7 +47,7 @@ DEFAULT_MAX_STEPS = 2_000_000
 MAX_CALL_DEPTH = 64
 TIME_SLICE = 4096  # warp instructions a warp runs before the scheduler moves on to the next one
 
-_BUILDERS = {**emulator_ops.BUILDERS, **emulator_convert.BUILDERS, **emulator_memops.BUILDERS,
+_BUILDERS = {**emulator_ops.BUILDERS, **emulator_bits.BUILDERS, **emulator_convert.BUILDERS, **emulator_memops.BUILDERS,
              **emulator_warp.BUILDERS}
 _INTERNAL = (IndexError, ValueError, TypeError, OverflowError, ZeroDivisionError, KeyError, AttributeError)
 

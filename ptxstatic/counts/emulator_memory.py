@@ -115,11 +115,12 @@ class Device:
         return top
 
     def _layout_params(self, kernel: Function, top: int) -> tuple[int, list[tuple[VarDecl, Declarator, int]]]:
+        """Kernel parameters, each 16-byte aligned so that any vector load of a parameter is aligned."""
         top = -(-top // _ALIGN) * _ALIGN
         placed = []
         for decl in kernel.params or ():
             for d in decl.names:
-                top = _align(top, decl)
+                top = -(-top // 16) * 16
                 size = decl_size(decl, d)
                 self.symbols[d.name] = Symbol("global", top, size)
                 placed.append((decl, d, top))
@@ -166,12 +167,12 @@ class Device:
             else:
                 continue
             self.write_bytes(sym.address, data)
-        for name, (addr, buf) in self.buffers.items():
+        for name, (address, buf) in self.buffers.items():
             given = inputs.get(name, inputs.get(str(params.index(name))))
             raw = buffer_values(buf) if given is None else _given(name, buf, given)
             if buf.dtype == "bf16":
                 raw = f32_to_bf16(raw)
-            self.write_bytes(addr, raw.view(np.uint8).reshape(-1))
+            self.write_bytes(address, raw.view(np.uint8).reshape(-1))
         unknown = set(values) - set(self.globals)
         if unknown:
             raise EmulationError(f"no module variable named {', '.join(sorted(unknown))}")

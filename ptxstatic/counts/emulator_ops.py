@@ -145,12 +145,6 @@ def _special(ops: Operands, info: OpInfo) -> Op:
 
 
 # ----------------------------------------------------------------------------------------- integer
-def _int_info(info: OpInfo) -> tuple[str, np.dtype, int]:
-    ty = info.dtype
-    dt = np_type(ty)
-    return ty, dt, 8 * dt.itemsize
-
-
 def mulhi_u64(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """High 64 bits of the 128-bit product of uint64 values."""
     m32 = np.uint64(0xFFFFFFFF)
@@ -175,6 +169,11 @@ def _mul_hi(a: np.ndarray, b: np.ndarray, ty: str) -> np.ndarray:
     return hi.view(dt) if np.ndim(hi) else hi.astype(dt)
 
 
+def _widen(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """Sign- or zero-extend (by the source's signedness) to the double-width type."""
+    return np.asarray(x).astype(dtype)
+
+
 def _wide(ty: str) -> str:
     return f"{ty[0]}{2 * int(ty[1:])}"
 
@@ -185,7 +184,7 @@ def _mul(ops: Operands, info: OpInfo) -> Op:
     ty = info.dtype
     if "wide" in info.other:
         wdt = np_type(_wide(ty))
-        return elementwise(ops, _wide(ty), [ty, ty], lambda a, b: np.asarray(a).astype(wdt) * np.asarray(b).astype(wdt))
+        return elementwise(ops, _wide(ty), [ty, ty], lambda a, b: _widen(a, wdt) * _widen(b, wdt))
     if "hi" in info.other:
         return elementwise(ops, ty, [ty, ty], lambda a, b: _mul_hi(a, b, ty))
     return elementwise(ops, ty, [ty, ty], np.multiply)
@@ -198,7 +197,7 @@ def _mad(ops: Operands, info: OpInfo) -> Op:
     if "wide" in info.other:
         w = _wide(ty)
         wdt = np_type(w)
-        return elementwise(ops, w, [ty, ty, w], lambda a, b, c: np.asarray(a).astype(wdt) * np.asarray(b).astype(wdt) + c)
+        return elementwise(ops, w, [ty, ty, w], lambda a, b, c: _widen(a, wdt) * _widen(b, wdt) + c)
     if "hi" in info.other:
         if "sat" in info.other:
             return elementwise(ops, ty, [ty, ty, ty], lambda a, b, c: _saturate_s32(
@@ -347,171 +346,6 @@ def _dp(ops: Operands, info: OpInfo) -> Op:
     return elementwise(ops, "s32", [at, bt, "s32"], fn)
 
 
-# ------------------------------------------------------------------------------------------ logic
-def _bitwise(ops: Operands, info: OpInfo) -> Op:
-    name, ty = info.opcode, info.dtype
-    fn = {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}.get(name)
-    if fn is not None:
-        return elementwise(ops, ty, [ty, ty], fn)
-    if name == "not":
-        return elementwise(ops, ty, [ty], np.invert)
-    return elementwise(ops, ty, [ty], lambda a: (a == 0).astype(np_type(ty)))  # cnot
-
-
-def _shift(ops: Operands, info: OpInfo) -> Op:
-    ty, dt, bits = _int_info(info)
-    if info.opcode == "shl" or not is_signed(ty):
-        ty = "b" + ty[1:] if ty[0] == "s" else ty
-        dt = np_type(ty)
-    left = info.opcode == "shl"
-    arith = dt.kind == "i"
-
-    def fn(a: np.ndarray, n: np.ndarray) -> np.ndarray:
-        k = np.minimum(n, np.uint32(bits - 1)).astype(dt)
-        if arith:
-            return a >> k
-        r = a << k if left else a >> k
-        return np.where(n >= bits, dt.type(0), r)
-
-    return elementwise(ops, ty, [ty, "u32"], fn)
-
-
-def _shf(ops: Operands, info: OpInfo) -> Op:
-    left, clamp = "l" in info.other, "clamp" in info.other
-
-    def fn(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
-        n = np.minimum(c, np.uint32(32)) if clamp else c & np.uint32(31)
-        joined = (np.asarray(b).astype(np.uint64) << np.uint64(32)) | np.asarray(a).astype(np.uint64)
-        n64 = np.asarray(n).astype(np.uint64)
-        out = (joined << n64) >> np.uint64(32) if left else joined >> n64
-        return np.where(n64 >= 64, np.uint64(0), out).astype(np.uint32)
-
-    return elementwise(ops, "b32", ["b32", "b32", "u32"], fn)
-
-
-def _lop3(ops: Operands, info: OpInfo) -> Op:
-    if len(ops) != 5:
-        raise EmulationError("lop3 with a predicate result is not supported")
-    lut = int(ops.items[4].value)  # type: ignore[union-attr]
-
-    def fn(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
-        out = np.zeros(WARP, dtype=np.uint32)
-        for i in range(8):
-            if lut >> i & 1:
-                out |= (a if i & 4 else ~a) & (b if i & 2 else ~b) & (c if i & 1 else ~c)
-        return out
-
-    return elementwise(ops, "b32", ["b32", "b32", "b32"], fn)
-
-
-def bit_length(x: np.ndarray) -> np.ndarray:
-    """Number of significant bits of unsigned values (0 for 0), as uint32."""
-    x = as_uint(np.asarray(x)).copy()
-    s = 1
-    while s < 8 * x.dtype.itemsize:
-        x |= x >> x.dtype.type(s)
-        s *= 2
-    return np.bitwise_count(x).astype(np.uint32)
-
-
-def _count(ops: Operands, info: OpInfo) -> Op:
-    ty, dt, bits = _int_info(info)
-    if info.opcode == "popc":
-        return elementwise(ops, "u32", [ty], lambda a: np.bitwise_count(as_uint(np.asarray(a))).astype(np.uint32))
-    if info.opcode == "clz":
-        return elementwise(ops, "u32", [ty], lambda a: np.uint32(bits) - bit_length(a))
-    shiftamt = "shiftamt" in info.other
-
-    def bfind(a: np.ndarray) -> np.ndarray:
-        a = np.asarray(a)
-        v = np.where(a < 0, ~a, a) if is_signed(ty) else a
-        n = bit_length(v)
-        pos = n - np.uint32(1)
-        if shiftamt:
-            pos = np.uint32(bits - 1) - pos
-        return np.where(n == 0, np.uint32(0xFFFFFFFF), pos).astype(np.uint32)
-
-    return elementwise(ops, "u32", [ty], bfind)
-
-
-_REVERSED_BYTES = np.array([int(f"{i:08b}"[::-1], 2) for i in range(256)], dtype=np.uint8)
-
-
-def _brev(ops: Operands, info: OpInfo) -> Op:
-    ty, dt, _ = _int_info(info)
-
-    def fn(a: np.ndarray) -> np.ndarray:
-        raw = np.ascontiguousarray(lanes(as_uint(np.asarray(a)))).view(np.uint8).reshape(WARP, dt.itemsize)
-        return np.ascontiguousarray(_REVERSED_BYTES[raw][:, ::-1]).view(dt).reshape(WARP)
-
-    return elementwise(ops, ty, [ty], fn)
-
-
-def _bfe(ops: Operands, info: OpInfo) -> Op:
-    ty, dt, bits = _int_info(info)
-    udt = UINT[dt.itemsize]
-
-    def fn(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
-        a = lanes(as_uint(np.asarray(a)))
-        pos = lanes(b & np.uint32(0xFF)).astype(np.int64)
-        length = lanes(c & np.uint32(0xFF)).astype(np.int64)
-        p = np.minimum(pos, bits)
-        field = np.where(p >= bits, udt.type(0), a >> np.minimum(p, bits - 1).astype(udt))
-        avail = np.clip(np.minimum(length, bits - p), 0, bits)
-        keep = np.where(avail >= bits, ~udt.type(0), (udt.type(1) << np.minimum(avail, bits - 1).astype(udt)) - udt.type(1))
-        out = field & keep
-        if is_signed(ty):
-            top = np.minimum(pos + length - 1, bits - 1).clip(0)
-            sbit = ((a >> top.astype(udt)) & udt.type(1)).astype(bool) & (length > 0)
-            out = np.where(sbit, out | ~keep, out)
-        return np.where(length == 0, udt.type(0), out).view(dt)
-
-    return elementwise(ops, ty, [ty, "u32", "u32"], fn)
-
-
-def _bfi(ops: Operands, info: OpInfo) -> Op:
-    ty, dt, bits = _int_info(info)
-
-    def fn(a: np.ndarray, b: np.ndarray, c: np.ndarray, d: np.ndarray) -> np.ndarray:
-        a, b = lanes(as_uint(np.asarray(a))), lanes(as_uint(np.asarray(b)))
-        pos = lanes(c & np.uint32(0xFF)).astype(np.int64)
-        length = np.minimum(lanes(d & np.uint32(0xFF)).astype(np.int64), bits)
-        ones = (np.where(length >= bits, ~dt.type(0), (dt.type(1) << np.minimum(length, bits - 1).astype(dt)) - 1)
-                .astype(dt))
-        shift = np.minimum(pos, bits - 1).astype(dt)
-        mask = np.where(pos >= bits, dt.type(0), ones << shift)
-        return np.where(pos >= bits, b, (b & ~mask) | ((a << shift) & mask)).astype(dt)
-
-    return elementwise(ops, ty, [ty, ty, "u32", "u32"], fn)
-
-
-_PRMT_MODES = {
-    "f4e": lambda s, i: (s + i) & 7, "b4e": lambda s, i: (s - i) & 7, "rc8": lambda s, i: s,
-    "ecl": lambda s, i: np.maximum(s, i), "ecr": lambda s, i: np.minimum(s, i), "rc16": lambda s, i: 2 * (s & 1) + (i & 1),
-}
-
-
-def _prmt(ops: Operands, info: OpInfo) -> Op:
-    mode = next((o for o in info.other if o in _PRMT_MODES), "")
-
-    def fn(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
-        pool = np.stack([lanes(a), lanes(b)], axis=1).astype(np.uint32).view(np.uint8).reshape(WARP, 8)
-        c = lanes(c).astype(np.int64)
-        out = np.zeros((WARP, 4), dtype=np.uint8)
-        rows = np.arange(WARP)
-        for i in range(4):
-            if mode:
-                sel = _PRMT_MODES[mode](c & 3, i)
-                out[:, i] = pool[rows, sel]
-            else:
-                nib = (c >> (4 * i)) & 0xF
-                byte = pool[rows, nib & 7]
-                out[:, i] = np.where(nib & 8, np.where(byte & 0x80, 0xFF, 0), byte)
-        return out.view(np.uint32).reshape(WARP)
-
-    return elementwise(ops, "b32", ["b32", "b32", "b32"], fn)
-
-
 # ------------------------------------------------------------------------------------- comparison
 def compare(cmp: str, ty: str) -> Fn:
     """``cmp`` as a numpy function of two values of type ``ty`` (half types are compared as floats)."""
@@ -608,14 +442,12 @@ def _copysign(ops: Operands, info: OpInfo) -> Op:
 
 
 BUILDERS: dict[str, Callable[[Operands, OpInfo], Op]] = {
-    "add": _add_sub(1), "sub": _add_sub(-1), "mul": _mul, "mad": _mad, "fma": _float_binary(lambda a, b, c: a * b + c, fused=True),
+    "add": _add_sub(1), "sub": _add_sub(-1), "mul": _mul, "mad": _mad,
+    "fma": _float_binary(lambda a, b, c: a * b + c, fused=True),
     "mul24": _mul24, "mad24": _mul24, "div": _div_rem, "rem": _div_rem, "abs": _abs_neg, "neg": _abs_neg,
     "min": _min_max, "max": _min_max, "sad": _sad, "dp4a": _dp, "dp2a": _dp,
     **{op: _carry for op in ("add.cc", "addc", "sub.cc", "subc", "mad.cc", "madc")},
     **{op: _special for op in ("rcp", "sqrt", "rsqrt", "sin", "cos", "lg2", "ex2", "tanh")},
-    "and": _bitwise, "or": _bitwise, "xor": _bitwise, "not": _bitwise, "cnot": _bitwise,
-    "shl": _shift, "shr": _shift, "shf": _shf, "lop3": _lop3, "popc": _count, "clz": _count, "bfind": _count,
-    "brev": _brev, "bfe": _bfe, "bfi": _bfi, "prmt": _prmt,
     "setp": _setp, "set": _set, "selp": _selp, "slct": _slct, "testp": _testp, "copysign": _copysign,
 }
 

@@ -34,10 +34,8 @@ class Warp:
         self.index = index
         self.cta = cta
         self.alive = linear < block[0] * block[1] * block[2]
-        self.tid = tuple(
-            (v % n).astype(np.uint32)
-            for v, n in ((linear, block[0]), (linear // block[0], block[1]), (linear // (block[0] * block[1]), block[2]))
-        )
+        x, y, z = linear % block[0], linear // block[0] % block[1], linear // (block[0] * block[1]) % block[2]
+        self.tid = (x.astype(np.uint32), y.astype(np.uint32), z.astype(np.uint32))
         self.local = np.zeros((WARP, 0), dtype=np.uint8)
         self.local_top = 0
         self.depth = 0  # device-function calls in progress
