@@ -18,6 +18,9 @@ COMMANDS: dict[str, str] = {
     "instrument": "ptxstatic.cli.instrument_cmd:instrument",
     "profile": "ptxstatic.cli.profile_cmd:profile",
     "collect": "ptxstatic.cli.collect_cmd:collect",
+    "train": "ptxstatic.cli.train_cmd:train",
+    "evaluate": "ptxstatic.cli.evaluate_cmd:evaluate",
+    "predict": "ptxstatic.cli.predict_cmd:predict",
 }
 
 

@@ -1,0 +1,109 @@
+"""Shipped models on disk: ``card.json`` (plain JSON: model card, configuration, array listing with the
+sha256 of the array file) and ``weights.npz`` (numeric arrays only, read with ``allow_pickle=False``).
+
+Loading never unpickles and never imports torch or scikit-learn. A modified, truncated or inconsistent
+file is a :class:`PtxstaticError` naming the file, checked before any array is used.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+from ptxstatic.errors import PtxstaticError
+
+FORMAT = "ptxstatic-model"
+FORMAT_VERSION = 1
+CARD = "card.json"
+WEIGHTS = "weights.npz"
+_MAX_CARD_BYTES = 64 * 1024 * 1024
+_NUMERIC = ("b", "i", "u", "f")
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def save_model(out_dir: str | Path, kind: str, arrays: dict[str, np.ndarray], config: dict, card: dict) -> Path:
+    """Write a model directory; ``card`` holds the model card fields (data, split, metrics, versions...)."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, a in arrays.items():
+        if np.asarray(a).dtype.kind not in _NUMERIC:
+            raise ValueError(f"array {name!r} is not numeric")
+    weights = out / WEIGHTS
+    np.savez_compressed(weights, **{k: np.asarray(v) for k, v in arrays.items()})
+    doc = {
+        "format": FORMAT, "format_version": FORMAT_VERSION, "kind": kind, **card,
+        "arrays": {
+            "file": WEIGHTS, "sha256": sha256_file(weights),
+            "listing": {k: {"shape": list(np.shape(v)), "dtype": str(np.asarray(v).dtype)} for k, v in arrays.items()},
+        },
+        "config": config,
+    }
+    (out / CARD).write_text(json.dumps(doc, indent=1) + "\n")
+    return out
+
+
+def read_card(path: str | Path) -> tuple[Path, dict]:
+    """The model directory and its parsed, format-checked card (``path``: the directory or its card)."""
+    p = Path(path)
+    directory = p.parent if p.name == CARD else p
+    card_path = directory / CARD
+    try:
+        if os.path.getsize(card_path) > _MAX_CARD_BYTES:
+            raise PtxstaticError(f"{card_path}: model card is implausibly large")
+        card = json.loads(card_path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise PtxstaticError(f"{directory}: not a ptxstatic model (no {CARD})") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise PtxstaticError(f"{card_path}: unreadable model card ({exc})") from None
+    if not isinstance(card, dict) or card.get("format") != FORMAT:
+        raise PtxstaticError(f"{card_path}: not a ptxstatic model card")
+    if card.get("format_version") != FORMAT_VERSION:
+        raise PtxstaticError(
+            f"{card_path}: model format version {card.get('format_version')!r}, this ptxstatic reads {FORMAT_VERSION}"
+        )
+    for key, kind in (("kind", str), ("arrays", dict), ("config", dict)):
+        if not isinstance(card.get(key), kind):
+            raise PtxstaticError(f"{card_path}: model card lacks a valid {key!r}")
+    return directory, card
+
+
+def load_arrays(directory: Path, card: dict) -> dict[str, np.ndarray]:
+    """The model's arrays, after checking the file's sha256 and the listing in the card."""
+    spec = card["arrays"]
+    name = spec.get("file")
+    if not isinstance(name, str) or Path(name).name != name or name in ("", ".", ".."):
+        raise PtxstaticError(f"{directory / CARD}: array file must be a plain file name in the model directory")
+    path = directory / name
+    if not path.is_file():
+        raise PtxstaticError(f"{path}: model array file is missing")
+    if sha256_file(path) != spec.get("sha256"):
+        raise PtxstaticError(f"{path}: sha256 does not match the model card: the file was modified or truncated")
+    listing = spec.get("listing")
+    if not isinstance(listing, dict):
+        raise PtxstaticError(f"{directory / CARD}: model card lacks the array listing")
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            arrays = {k: npz[k] for k in npz.files}
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+        raise PtxstaticError(f"{path}: unreadable model arrays ({exc})") from None
+    if set(arrays) != set(listing):
+        raise PtxstaticError(f"{path}: arrays do not match the model card's listing")
+    for k, a in arrays.items():
+        want = listing[k]
+        if a.dtype.kind not in _NUMERIC or list(a.shape) != want.get("shape") or str(a.dtype) != want.get("dtype"):
+            raise PtxstaticError(f"{path}: array {k!r} does not match the model card's listing")
+        if a.dtype.kind == "f" and not np.all(np.isfinite(a)):
+            raise PtxstaticError(f"{path}: array {k!r} holds non-finite values")
+    return arrays

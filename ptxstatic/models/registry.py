@@ -1,0 +1,71 @@
+"""Loading shipped models by kind, and finding the models shipped for a GPU (numpy only)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ptxstatic.errors import PtxstaticError
+from ptxstatic.models.artifacts import load_arrays, read_card
+from ptxstatic.models.baseline_predictors import GroupForestPredictor, MeanSurfacePredictor, WuPredictor
+from ptxstatic.models.forest_predictor import ForestPredictor
+from ptxstatic.models.lstm_numpy import LstmPredictor
+
+PREDICTORS: dict[str, type] = {
+    "lstm": LstmPredictor, "mean_surface": MeanSurfacePredictor, "group_forest": GroupForestPredictor,
+    "wu_clusters": WuPredictor, "forest": ForestPredictor,
+}
+DVFS_KINDS = ("lstm", "mean_surface", "group_forest", "wu_clusters")
+#: environment variable naming a directory of shipped models (one sub-directory per GPU)
+MODELS_ENV = "PTXSTATIC_MODELS"
+
+
+@dataclass
+class LoadedModel:
+    directory: Path
+    card: dict
+    predictor: Any
+
+    @property
+    def kind(self) -> str:
+        return str(self.card["kind"])
+
+    @property
+    def is_dvfs(self) -> bool:
+        return self.kind in DVFS_KINDS
+
+
+def load_model(path: str | Path) -> LoadedModel:
+    """A model directory (or its card.json): card checked, arrays checked against their sha256."""
+    directory, card = read_card(path)
+    cls = PREDICTORS.get(card["kind"])
+    if cls is None:
+        raise PtxstaticError(f"{directory}: unknown model kind {card['kind']!r}")
+    arrays = load_arrays(directory, card)
+    try:
+        predictor = cls(arrays, card["config"])
+    except PtxstaticError as exc:
+        raise PtxstaticError(f"{directory}: {exc}") from None
+    except (KeyError, TypeError, ValueError, IndexError) as exc:
+        raise PtxstaticError(f"{directory}: model configuration is malformed ({exc!r})") from None
+    return LoadedModel(directory, card, predictor)
+
+
+def models_root() -> Path:
+    """Where shipped models live: ``$PTXSTATIC_MODELS``, else ``trained/`` of the source tree."""
+    env = os.environ.get(MODELS_ENV)
+    return Path(env) if env else Path(__file__).resolve().parents[2] / "trained"
+
+
+def shipped(gpu: str, name: str) -> Path:
+    """The directory of the shipped model ``name`` (e.g. ``lstm``, ``forest_time``) for ``gpu``."""
+    path = models_root() / gpu / name
+    if not (path / "card.json").is_file():
+        root = models_root()
+        gpus = sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+        raise PtxstaticError(
+            f"no shipped {name} model for GPU {gpu!r} under {root} (GPUs with models: {', '.join(gpus) or 'none'})"
+        )
+    return path

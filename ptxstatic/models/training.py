@@ -1,0 +1,207 @@
+"""Training named models on a dataset and writing them with their model cards (torch and scikit-learn
+are imported here, so only commands that train import this module)."""
+
+from __future__ import annotations
+
+import datetime
+import platform
+from collections.abc import Callable
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+
+from ptxstatic.data.dataset import DvfsDataset
+from ptxstatic.data.seq_features import PORTABLE, portable_features
+from ptxstatic.errors import PtxstaticError
+from ptxstatic.models.artifacts import save_model
+from ptxstatic.models.baselines import GroupForest, MeanSurface, WuClusters
+from ptxstatic.models.cv import Folds, duration_classes, grouped_folds, out_of_fold
+from ptxstatic.models.forest import AbsoluteForest
+from ptxstatic.models.lstm_train import LstmDvfs
+from ptxstatic.models.metrics import absolute_metrics, dvfs_report
+
+#: the tuned LSTM (chosen by grouped cross-validation on the GTX Titan X set; see docs/models.md)
+TUNED_LSTM: dict = {
+    "target": "log_residual", "pooling": "last+mean", "epochs": 100, "encoder_lr": 0.003,
+    "lr_schedule": "cosine", "members": 3, "unknown_prob": 0.02,
+    "heads": {h: {"hidden": [100, 70], "optimizer": "adam", "lr": 0.003} for h in ("time", "power", "energy")},
+}
+
+#: DVFS models by name: what ``train`` and ``evaluate --cv`` build
+DVFS_MODELS: dict[str, Callable[[int], object]] = {
+    "lstm": lambda seed: LstmDvfs(seed=seed, **TUNED_LSTM),
+    "lstm_paper": lambda seed: LstmDvfs(seed=seed),
+    "mean_surface": lambda seed: MeanSurface(),
+    "group_forest": lambda seed: GroupForest(seed=seed),
+    "wu_clusters": lambda seed: WuClusters(seed=seed),
+}
+#: the kind of predictor each DVFS model is exported as
+DVFS_KIND = {"lstm": "lstm", "lstm_paper": "lstm", "mean_surface": "mean_surface",
+             "group_forest": "group_forest", "wu_clusters": "wu_clusters"}
+GROUPINGS = ("benchmark", "family")
+
+
+def library_versions() -> dict[str, str]:
+    out = {"python": platform.python_version()}
+    for pkg in ("ptxstatic", "numpy", "scikit-learn", "torch"):
+        try:
+            out[pkg] = metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            out[pkg] = "not installed"
+    return out
+
+
+def cv_folds(data: DvfsDataset, k: int, grouping: str, seed: int = 0, always_train: int = 0) -> Folds:
+    """Grouped (by benchmark or family) k folds, stratified by short/medium/long time at the reference."""
+    groups = data.names if grouping == "benchmark" else data.families()
+    durations = np.log(data.time[:, data.clocks.reference])
+    longest = list(np.argsort(-durations)[:always_train])
+    return grouped_folds(groups, duration_classes(durations), k, seed, longest)
+
+
+def _card(data: DvfsDataset, name: str, params: dict, split: str, metrics: dict | None) -> dict:
+    return {
+        "name": name, "gpu": data.gpu, "date": datetime.date.today().isoformat(),
+        "training_data": {
+            "source": data.source, "license": data.license, "samples": len(data),
+            "benchmarks": data.names,
+            "notes": "sequences of every kernel of a benchmark, concatenated in launch order",
+        },
+        "split": split, "hyper_parameters": params, "cv_metrics": metrics,
+        "library_versions": library_versions(),
+    }
+
+
+def _jsonable(params: dict) -> dict:
+    return {k: (list(v) if isinstance(v, tuple) else v) for k, v in params.items()}
+
+
+def train_dvfs(
+    name: str, data: DvfsDataset, out: str | Path, *, cv: int = 0, grouping: str = "benchmark", seed: int = 0,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> Path:
+    """Train DVFS model ``name`` on all of ``data`` (after a grouped ``cv``-fold evaluation when cv > 1)."""
+    y = data.scaling_surfaces()
+    metrics = None
+    if cv > 1:
+        folds = cv_folds(data, cv, grouping, seed)
+        pred = out_of_fold(data, lambda: DVFS_MODELS[name](seed), folds,
+                           lambda k: progress and progress("cross-validation", k + 1, len(folds)))
+        metrics = {"folds": cv, "grouping": grouping, **dvfs_report(y, pred, data.clocks.reference)}
+    model = DVFS_MODELS[name](seed)
+    _fit_with_progress(model, data, y, progress)
+    arrays, config = model.export()  # type: ignore[attr-defined]
+    split = f"trained on all {len(data)} samples" + (
+        f"; metrics from {cv}-fold cross-validation grouped by {grouping}, stratified by duration" if cv > 1 else ""
+    )
+    card = _card(data, name, _jsonable(model.get_params()), split, metrics)  # type: ignore[attr-defined]
+    card["energy_source"] = (
+        min(metrics["energy_choice"], key=lambda s: metrics["energy_choice"][s]["excess_over_oracle"])
+        if metrics else "head"
+    )
+    return save_model(out, DVFS_KIND[name], arrays, config, card)
+
+
+def _fit_with_progress(
+    model: object, data: DvfsDataset, y: np.ndarray, progress: Callable[[str, int, int], None] | None,
+) -> None:
+    """Fit on every sample; an LSTM reports each batch, other models the whole fit."""
+    if progress is None:
+        model.fit(data.runs, y, data.clocks)  # type: ignore[attr-defined]
+        return
+    if isinstance(model, LstmDvfs):
+        total, done = model.n_batches_total(len(data)), [0]
+
+        def batch(n: int) -> None:
+            done[0] += n
+            progress("training on all samples", done[0], total)
+
+        model.fit(data.runs, y, data.clocks, progress=batch)
+        return
+    progress("training on all samples", 0, 1)
+    model.fit(data.runs, y, data.clocks)  # type: ignore[attr-defined]
+    progress("training on all samples", 1, 1)
+
+
+def absolute_features(data: DvfsDataset) -> np.ndarray:
+    """Portable features (per thread; the data records no launch) of every sample, in ``PORTABLE`` order."""
+    rows = [portable_features(r) for r in data.runs]
+    return np.array([[f[n] for n in PORTABLE] for f in rows])
+
+
+def nested_cv_absolute(
+    data: DvfsDataset, target: str, k: int, grouping: str, seed: int = 0, grid: dict | None = None,
+    on_fold: Callable[[int], None] | None = None,
+) -> dict:
+    """Outer grouped k-fold (stratified by duration, the five longest always training) around the grid
+    search; returns absolute metrics of the out-of-fold predictions at the reference configuration."""
+    X, y = absolute_features(data), data.values(target)[:, data.clocks.reference]
+    groups = data.names if grouping == "benchmark" else data.families()
+    pred = np.full(len(y), np.nan)
+    folds = cv_folds(data, k, grouping, seed, always_train=5)
+    for i, (train, test) in enumerate(folds):
+        model = AbsoluteForest(target=target, grid=grid, seed=seed).fit(X[train], y[train], [groups[j] for j in train])
+        pred[test] = model.predict(X[test])
+        if on_fold:
+            on_fold(i)
+    tested = ~np.isnan(pred)
+    return {"folds": k, "grouping": grouping, "tested": int(tested.sum()),
+            **absolute_metrics(y[tested], pred[tested])}
+
+
+def train_forest(
+    target: str, data: DvfsDataset, out: str | Path, *, cv: int = 0, grouping: str = "benchmark", seed: int = 0,
+    grid: dict | None = None, progress: Callable[[str, int, int], None] | None = None,
+) -> Path:
+    """Train the absolute ``target`` forest on all of ``data`` (after a nested ``cv``-fold evaluation)."""
+    metrics = None
+    if cv > 1:
+        metrics = nested_cv_absolute(data, target, cv, grouping, seed, grid,
+                                     lambda k: progress and progress("nested cross-validation", k + 1, cv))
+    if progress:
+        progress("grid search on all samples", 0, 1)
+    groups = data.names if grouping == "benchmark" else data.families()
+    model = AbsoluteForest(target=target, grid=grid, seed=seed).fit(
+        absolute_features(data), data.values(target)[:, data.clocks.reference], groups,
+    )
+    arrays, config = model.export()
+    split = f"grid search grouped by {grouping} on all {len(data)} samples" + (
+        f"; metrics from nested {cv}-fold cross-validation (five longest always in training)" if cv > 1 else ""
+    )
+    params = {**_jsonable(model.get_params()), "best_params": config["best_params"]}
+    card = _card(data, f"forest_{target}", params, split, metrics)
+    card["target_at"] = {"f_mem_mhz": data.clocks.f_mem[data.clocks.reference],
+                         "f_core_mhz": data.clocks.f_core[data.clocks.reference]}
+    return save_model(out, "forest", arrays, config, card)
+
+
+def cross_validation_results(
+    data: DvfsDataset, names: list[str], k: int, grouping: str, seed: int = 0,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> dict:
+    """Every named model cross-validated in the same grouped folds (``forest``: the nested CV of the
+    absolute time and power forests), as the dict the evaluation reports render."""
+    unknown = [n for n in names if n not in DVFS_MODELS and n != "forest"]
+    if unknown:
+        raise PtxstaticError(f"unknown models {', '.join(unknown)} (known: {', '.join([*DVFS_MODELS, 'forest'])})")
+    y = data.scaling_surfaces()
+    folds = cv_folds(data, k, grouping, seed)
+    out: dict = {
+        "title": f"{k}-fold cross-validation on {data.gpu}, grouped by {grouping}", "samples": len(data),
+        "dvfs": {}, "absolute": {},
+        "notes": [f"folds grouped by {grouping}, stratified by short/medium/long time at F_max, seed {seed}; "
+                  "scaling metrics over every configuration except F_max itself"],
+    }
+    for name in names:
+        if name == "forest":
+            for target in ("time", "power"):
+                out["absolute"][f"forest_{target}"] = nested_cv_absolute(
+                    data, target, k, grouping, seed,
+                    on_fold=lambda i, t=target: progress and progress(f"forest_{t}: nested CV", i + 1, k),
+                )
+            continue
+        pred = out_of_fold(data, lambda name=name: DVFS_MODELS[name](seed), folds,
+                           lambda i, name=name: progress and progress(f"{name}: cross-validation", i + 1, k))
+        out["dvfs"][name] = dvfs_report(y, pred, data.clocks.reference)
+    return out
