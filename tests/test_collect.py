@@ -245,7 +245,7 @@ def test_sigkill_mid_run_then_resume_equals_an_uninterrupted_run(suite, tmp_path
     assert p.returncode == 0, p.stderr
 
     db = tmp_path / "killed.sqlite"
-    slow = fake_board(tmp_path / "b.json", wall_seconds_per_call=0.15)
+    slow = fake_board(tmp_path / "b.json", wall_seconds_per_call=0.3)
     proc = start(manifest, db, env=slow)
     wait_for_samples(db, proc, 3)
     proc.send_signal(signal.SIGKILL)
@@ -264,8 +264,15 @@ def test_sigkill_mid_run_then_resume_equals_an_uninterrupted_run(suite, tmp_path
     assert same(after, dataset(reference))
     assert [s for (s,) in rows(db, "SELECT status FROM collect_runs ORDER BY id")] == ["killed", "finished"]
 
-    p = run(manifest, db, env=fake_board(tmp_path / "c.json"))
-    assert p.returncode == 0 and "0 samples written" in p.stdout
+    p = run(manifest, db, "--format", "json", env=fake_board(tmp_path / "c.json"))
+    assert p.returncode == 0, p.stderr
+    report = json.loads(p.stdout)
+    assert report["run"]["written"] == 0 and report["run"]["already"] == TOTAL
+    stats = report["dataset"]
+    assert (stats["samples_ok"], stats["samples_failed"]) == (TOTAL - 1, 1)
+    assert stats["launches"] == TOTAL - 1 and stats["clock_configs"] == {"2619:1755": TOTAL - 1}
+    times = [t for (t,) in rows(db, "SELECT time_ms FROM collect_samples WHERE status = 'ok'")]
+    assert stats["time_ms"]["min"] == min(times) and stats["time_ms"]["max"] == max(times)
     assert dataset(db) == after
 
 
@@ -319,21 +326,21 @@ def test_clock_sweep_says_what_it_changed_and_restores(suite, tmp_path):
 @needs_nvcc
 def test_interrupted_sweep_restores_clocks(suite, tmp_path):
     board = tmp_path / "board.json"
-    env = fake_board(board, clock_permission=True, wall_seconds_per_call=0.2)
+    env = fake_board(board, clock_permission=True, wall_seconds_per_call=0.5)
     db = tmp_path / "d.sqlite"
     proc = start(write_manifest(suite, tmp_path), db, "--clocks", "1593:1005", env=env)
     wait_for_samples(db, proc, 1)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
-    assert "run the same command again to resume" in err and "restored applications clocks" in err
-    assert json.loads(board.read_text())["clocks"] == {"mem_mhz": 2619, "core_mhz": 1755}
+    assert "run the same command again to resume" in err and "restored applications clocks" in err, err
+    assert json.loads(board.read_text())["clocks"] == {"mem_mhz": 2619, "core_mhz": 1755}, err
 
 
 @needs_nvcc
 def test_sigkill_during_a_sweep_is_repaired_by_the_next_run(suite, tmp_path):
     board = tmp_path / "board.json"
-    env = fake_board(board, clock_permission=True, wall_seconds_per_call=0.2)
+    env = fake_board(board, clock_permission=True, wall_seconds_per_call=0.5)
     db = tmp_path / "d.sqlite"
     manifest = write_manifest(suite, tmp_path)
     proc = start(manifest, db, "--clocks", "1593:1005", env=env)

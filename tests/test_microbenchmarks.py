@@ -5,11 +5,11 @@ the suite promises."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -19,7 +19,7 @@ from util import ROOT, needs_nvcc
 
 from ptxstatic.counts.instrument import assemble, instrument
 from ptxstatic.counts.launch import Buffer
-from ptxstatic.data.collect_compile import CompiledSource, compile_all
+from ptxstatic.data.collect_compile import CompiledSource, compile_all, compile_source
 from ptxstatic.data.collect_manifest import load_manifest
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.ptx import isa
@@ -36,17 +36,25 @@ def manifest():
 
 
 @pytest.fixture(scope="module")
-def compiled() -> dict[str, dict[Path, CompiledSource]]:
-    """Every source of the suite compiled to PTX and parsed, per architecture."""
+def compiled(tmp_path_factory) -> dict[str, dict[Path, CompiledSource]]:
+    """Every source of the suite compiled to PTX (once per session, also under pytest-xdist) and parsed."""
     if shutil.which("nvcc") is None:
         pytest.skip("nvcc is not on the PATH")
+    base = tmp_path_factory.getbasetemp()
+    shared = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "microbenchmarks-ptx"
+    shared.mkdir(exist_ok=True)
     sources = sorted(SUITE.glob("*.cu"))
     out: dict[str, dict[Path, CompiledSource]] = {}
-    for arch in ARCHS:
-        results = compile_all(sources, arch, "-lineinfo", jobs=JOBS)
-        errors = [str(r) for r in results.values() if isinstance(r, PtxstaticError)]
-        assert not errors, "\n".join(errors)
-        out[arch] = results  # type: ignore[assignment]
+    with open(shared / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one worker compiles, the others read its PTX
+        for arch in ARCHS:
+            done = {p: shared / f"{arch}-{p.stem}.ptx" for p in sources}
+            results = compile_all([p for p in sources if not done[p].exists()], arch, "-lineinfo", jobs=JOBS)
+            errors = [str(r) for r in results.values() if isinstance(r, PtxstaticError)]
+            assert not errors, "\n".join(errors)
+            for p, r in results.items():
+                done[p].write_text(r.ptx)  # type: ignore[union-attr]
+            out[arch] = {p: compile_source(done[p], arch) for p in sources}
     return out
 
 
@@ -173,4 +181,3 @@ def test_compile_error_is_reported_per_source(tmp_path):
     results = compile_all([good, broken], "sm_80")
     assert isinstance(results[good], CompiledSource) and results[good].kernel_names() == ["k"]
     assert isinstance(results[broken], PtxstaticError)
-    assert tempfile.gettempdir()  # the sources were never copied anywhere

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ptxstatic.cli import options
 from ptxstatic.data.device import DEVICES
 
 
@@ -70,21 +71,27 @@ class RichUi:
 @click.option("--timeout", "timeout_s", default=300.0, show_default=True,
               help="Seconds a single device call may take before the kernel is taken to hang.")
 @click.option("--jobs", "-j", type=int, help="Parallel nvcc processes [default: CPU count].")
+@options.output_format("text", "json")
 def collect(manifest: str, db: str, gpu_name: str, device: str, device_index: int, clocks: str | None,
             repeat_seconds: float | None, only: str | None, retry_failed: bool, arch: str | None, timeout_s: float,
-            jobs: int | None) -> None:
+            jobs: int | None, fmt: str) -> None:
     """Measure time, power and energy of every benchmark launch in MANIFEST on a GPU into DATASET.
 
     Per sample: one instrumented run for block counts and features (first time per launch), a timed
     warm-up, then at least --repeat-seconds of launches timed with CUDA events, with the board's energy
     counter read around the loop and power, clocks, temperature and throttle reasons sampled during it.
-    Every sample is committed on its own; rerunning the same command resumes where a run stopped.
+    Every sample is committed on its own; rerunning the same command resumes where a run stopped. Prints
+    what this run wrote and the statistics of the GPU's samples in the dataset.
     """
+    import json
     import signal
     from pathlib import Path
 
     from ptxstatic.data.collect import CollectOptions
     from ptxstatic.data.collect import collect as run_collect
+    from ptxstatic.data.device import LIMITING
+    from ptxstatic.data.samples import dataset_stats
+    from ptxstatic.data.store import DatasetStore
 
     def terminate(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
@@ -98,7 +105,33 @@ def collect(manifest: str, db: str, gpu_name: str, device: str, device_index: in
         except KeyboardInterrupt:
             ui.say(f"interrupted; every finished sample is in {db}: run the same command again to resume")
             raise SystemExit(130) from None
+    with DatasetStore(db) as store:
+        stats = dataset_stats(store, gpu_name, LIMITING)
+    if fmt == "json":
+        click.echo(json.dumps({"run": summary.__dict__, "dataset": stats}, indent=1))
+        return
     click.echo(f"{summary.db}: {summary.written} samples written ({summary.failed} failed), {summary.already} of "
                f"{summary.total} were already there")
     if summary.settings_changed:
         click.echo(f"clock settings used and restored: {', '.join(summary.settings_changed)}")
+    click.echo(stats_text(stats))
+
+
+def stats_text(s: dict) -> str:
+    """The dataset statistics as a few lines of text."""
+
+    def rng(d: dict | None, unit: str, fmt: str = ".4g") -> str:
+        return "-" if d is None else f"{d['min']:{fmt}} / {d['median']:{fmt}} / {d['max']:{fmt}} {unit}".rstrip()
+
+    clocks = ", ".join(f"{k} MHz x{v}" for k, v in s["clock_configs"].items()) or "-"
+    sources = ", ".join(f"{k} x{v}" for k, v in s["power_source"].items()) or "-"
+    return "\n".join([
+        f"GPU {s['gpu']}: {s['samples_ok']} samples ok, {s['samples_failed']} failed; {s['benchmarks']} kernels, "
+        f"{s['launches']} launches; settings {', '.join(s['settings']) or '-'}",
+        f"  clocks (mem:core) {clocks}",
+        f"  time per launch min/median/max {rng(s['time_ms'], 'ms')}",
+        f"  power min/median/max {rng(s['power_w'], 'W')}; energy per launch {rng(s['energy_per_launch_mj'], 'mJ')}",
+        f"  time spread (MAD/median) {rng(s['time_relative_mad'], '', '.2%')}; power from {sources}",
+        f"  {s['throttled_samples']} samples clock-limited, {s['samples_with_warnings']} with warnings; "
+        f"{s['measured_seconds']:.0f} s of measured loops",
+    ])

@@ -11,6 +11,7 @@ run loses nothing it had finished and a restarted run skips exactly those sample
 from __future__ import annotations
 
 import json
+import statistics
 from dataclasses import asdict, dataclass, fields
 from datetime import UTC, datetime
 
@@ -201,3 +202,36 @@ class SampleStore:
                 f"({', '.join('?' * len(SAMPLE_COLUMNS))})", [values[c] for c in SAMPLE_COLUMNS],
             )
 
+
+
+def _spread(values: list[float]) -> dict[str, float] | None:
+    return {"min": min(values), "median": statistics.median(values), "max": max(values)} if values else None
+
+
+def dataset_stats(store: DatasetStore, gpu: str, limiting: int) -> dict:
+    """What the collect tables hold for ``gpu``: sample outcomes, kernels, clocks, value ranges, quality."""
+    db = store.db
+    ok = db.execute("SELECT benchmark, launch, setting, f_mem, f_core, time_ms, power_w, time_mad_ms, "
+                    "time_median_ms, power_source, throttle_reasons, warnings, loop_s FROM collect_samples "
+                    "WHERE gpu = ? AND status = 'ok'", (gpu,)).fetchall()
+    failed = db.execute("SELECT COUNT(*) FROM collect_samples WHERE gpu = ? AND status = 'failed'", (gpu,)).fetchone()
+    clocks: dict[str, int] = {}
+    sources: dict[str, int] = {}
+    for r in ok:
+        key = f"{r[3]}:{r[4]}"
+        clocks[key] = clocks.get(key, 0) + 1
+        sources[r[9]] = sources.get(r[9], 0) + 1
+    return {
+        "gpu": gpu,
+        "samples_ok": len(ok), "samples_failed": int(failed[0]),
+        "benchmarks": len({r[0] for r in ok}), "launches": len({(r[0], r[1]) for r in ok}),
+        "settings": sorted({r[2] for r in ok}),
+        "clock_configs": dict(sorted(clocks.items())),
+        "time_ms": _spread([r[5] for r in ok]), "power_w": _spread([r[6] for r in ok]),
+        "energy_per_launch_mj": _spread([r[5] * r[6] for r in ok]),
+        "time_relative_mad": _spread([r[7] / r[8] for r in ok if r[8]]),
+        "power_source": sources,
+        "throttled_samples": sum(1 for r in ok if (r[10] or 0) & limiting),
+        "samples_with_warnings": sum(1 for r in ok if json.loads(r[11])),
+        "measured_seconds": sum(r[12] or 0.0 for r in ok),
+    }
