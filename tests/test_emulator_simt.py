@@ -385,6 +385,8 @@ GLOBALS = kernel("""
     ld.u8 %r1, [%rd1];
     ld.global.u32 %r2, [word];
     add.u32 %r1, %r1, %r2;
+    mov.u32 %r4, (1 << 4) + 3 * ~(-2);  // a constant expression: 16 + 3
+    add.u32 %r1, %r1, %r4;
     st.global.u32 [%rd9], %r1;
     atom.global.add.u32 %r3, [hits], 1;
     ret;
@@ -398,11 +400,11 @@ GLOBALS = kernel("""
 
 def test_module_variables_initialisers_and_results() -> None:
     e = run(GLOBALS, 32, blocks=3)
-    assert e.buffers["out"].tolist() == [1015] * 96
+    assert e.buffers["out"].tolist() == [15 + 1000 + 19] * 96
     assert e.globals["hits"].tolist() == [96]
     assert e.globals["word"].tolist() == [1000]
     e = run(GLOBALS, 32, symbols={"word": np.array([7], dtype=np.uint32)})
-    assert set(e.buffers["out"].tolist()) == {22}
+    assert set(e.buffers["out"].tolist()) == {15 + 7 + 19}
 
 
 DIMS = HEAD + """
@@ -450,3 +452,11 @@ def test_bad_launches_are_clear_errors() -> None:
         emulate(m, "k", Launch(args={"out": Buffer("u32", 4)}), inputs={"zzz": np.zeros(1)})
     with pytest.raises(EmulationError, match="no module variable"):
         emulate(m, "k", Launch(args={"out": Buffer("u32", 4)}), symbols={"zzz": np.zeros(1)})
+
+
+def test_oversized_launches_are_refused_before_allocating() -> None:
+    m = parse_text(kernel("ret;"))
+    with pytest.raises(EmulationError, match="global memory"):
+        emulate(m, "k", Launch(args={"out": Buffer("f64", 1 << 31)}))
+    with pytest.raises(EmulationError, match="shared memory"):
+        emulate(m, "k", Launch(shared_bytes=1 << 30, args={"out": Buffer("u32", 4)}))

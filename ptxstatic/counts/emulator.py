@@ -374,7 +374,7 @@ class _Emulator:
         return Emulation(self.kernel.name, self.launch, buffers, globals_, bc, entries, dict(opcodes), issued)
 
 
-def _diverge(stack: list, top: list, r: int, paths: list[tuple[int | None, np.ndarray]]) -> None:
+def _diverge(stack: list, top: list, r: int, paths: list[tuple[int, np.ndarray]]) -> None:
     """Split the top entry into ``paths`` that reconverge at block ``r`` (the last path runs first)."""
     if top[1] == r:
         stack.pop()  # the entry below already waits at r with these lanes
@@ -382,7 +382,7 @@ def _diverge(stack: list, top: list, r: int, paths: list[tuple[int | None, np.nd
         top[0] = r
     for pc, pm in paths:
         if pc != r:
-            stack.append([END if pc is None else pc, r, pm])
+            stack.append([pc, r, pm])
 
 
 def _side(op: Operand) -> tuple[str, str] | Imm:

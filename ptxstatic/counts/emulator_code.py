@@ -29,6 +29,7 @@ from ptxstatic.counts.emulator_types import (
 )
 from ptxstatic.ptx.ast import (
     Addr,
+    BinOp,
     BranchTargets,
     Function,
     Imm,
@@ -39,7 +40,9 @@ from ptxstatic.ptx.ast import (
     Reg,
     Sym,
     Tup,
+    Unary,
     VarDecl,
+    constant_value,
 )
 from ptxstatic.ptx.isa import OpInfo
 
@@ -124,6 +127,7 @@ def _special(name: str) -> Reader | None:
         "%clock": lambda f: f.device.steps & 0xFFFFFFFF, "%clock64": lambda f: f.device.steps,
         "%clock_hi": lambda f: f.device.steps >> 32, "%globaltimer": lambda f: f.device.steps,
         "%globaltimer_lo": lambda f: f.device.steps & 0xFFFFFFFF, "%globaltimer_hi": lambda f: f.device.steps >> 32,
+        "%envreg": lambda f: 0,  # %envreg0..31: driver-defined environment, all zero here
         # every CTA is a cluster of one
         "%clusterid": lambda f: f.cta.ctaid[k], "%nclusterid": lambda f: f.cta.launch.grid[k],
         "%cluster_ctaid": lambda f: 0, "%cluster_nctaid": lambda f: 1, "%cluster_ctarank": lambda f: 0,
@@ -131,7 +135,7 @@ def _special(name: str) -> Reader | None:
         "%aggr_smem_size": lambda f: f.device.shared_size, "%reserved_smem_offset_begin": lambda f: 0,
         "%reserved_smem_offset_end": lambda f: 0, "%reserved_smem_offset_cap": lambda f: 0,
         "%reserved_smem_offset_0": lambda f: 0, "%reserved_smem_offset_1": lambda f: 0,
-    }.get(base)
+    }.get("%envreg" if base[:7] == "%envreg" and base[7:].isdigit() else base)
     if fixed is not None:
         dt = np.uint64 if _SREG_BITS.get(base) == 64 else np.uint32
         return lambda f: dt(fixed(f))
@@ -237,6 +241,9 @@ class Operands:
         if isinstance(op, Imm):
             bits = imm_bits(op.text, dt)
             value = bits if bits is not None else const(op.value, dt)
+            return lambda f: value
+        if isinstance(op, (BinOp, Unary)):
+            value = const(constant_value(op), dt)
             return lambda f: value
         if isinstance(op, Sym):
             return self._symbol_value(op.name, dt)

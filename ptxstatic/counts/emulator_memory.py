@@ -16,7 +16,20 @@ import numpy as np
 
 from ptxstatic.counts.emulator_types import WARP, EmulationError, const, f32_to_bf16, np_type, size_of
 from ptxstatic.counts.launch import Buffer, Launch
-from ptxstatic.ptx.ast import BinOp, Declarator, Function, Generic, Imm, Init, InitList, Module, Sym, VarDecl
+from ptxstatic.ptx.ast import (
+    BinOp,
+    Declarator,
+    Function,
+    Generic,
+    Imm,
+    Init,
+    InitList,
+    Module,
+    Sym,
+    Unary,
+    VarDecl,
+    constant_value,
+)
 
 GLOBAL_BASE = 1 << 40
 SHARED_WINDOW = 1 << 32
@@ -24,6 +37,7 @@ LOCAL_WINDOW = 2 << 32
 FUNCTION_BASE = 3 << 32
 WINDOW_SIZE = 1 << 24
 _ALIGN = 256  # alignment of buffers, as cudaMalloc gives
+MAX_GLOBAL = 1 << 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,8 +109,12 @@ class Device:
         top = self._layout_globals()
         top, params = self._layout_params(kernel, top)
         top = self._layout_buffers(kernel, launch, top)
+        if top - GLOBAL_BASE > MAX_GLOBAL:
+            raise EmulationError(f"the launch needs {top - GLOBAL_BASE} bytes of global memory (limit {MAX_GLOBAL})")
         self.memory = np.zeros(top - GLOBAL_BASE, dtype=np.uint8)
         self._layout_shared(launch.shared_bytes)
+        if self.shared_size > WINDOW_SIZE:
+            raise EmulationError(f"{self.shared_size} bytes of shared memory per CTA (limit {WINDOW_SIZE})")
         self._initialise(symbol_values or {}, inputs or {}, param_names(kernel))
         self._write_params(kernel, launch, params)
 
@@ -184,22 +202,22 @@ class Device:
         items: list[Init] = []
         _flatten_init(decl.init, items)
         dtype = np_type(decl.dtype)
-        values = [self._evaluate(e) for e in items]
+        values = [constant_value(self._addresses(e)) for e in items]
         arr = np.array([const(v, dtype) for v in values], dtype=dtype)
         return arr.view(np.uint8)[:size]
 
-    def _evaluate(self, e: Init) -> int | float:
-        if isinstance(e, Imm):
-            return e.value
+    def _addresses(self, e: Init) -> Init:
+        """``e`` with every symbol replaced by its address, ready for :func:`constant_value`."""
         if isinstance(e, (Sym, Generic)):
             sym = self.symbols.get(e.name)
             if sym is None or sym.kind not in ("global", "func"):
                 raise EmulationError(f"initialiser names {e.name}, which is not a global variable or function")
-            return sym.address
+            return Imm(str(sym.address))
         if isinstance(e, BinOp):
-            left, right = self._evaluate(e.left), self._evaluate(e.right)
-            return left + right if e.op == "+" else left - right
-        raise EmulationError("nested initialiser lists inside expressions are not supported")
+            return BinOp(self._addresses(e.left), e.op, self._addresses(e.right))
+        if isinstance(e, Unary):
+            return Unary(e.op, self._addresses(e.operand))
+        return e
 
     def _write_params(self, kernel: Function, launch: Launch, placed: list) -> None:
         for i, (decl, d, addr) in enumerate(placed):
