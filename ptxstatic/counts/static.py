@@ -19,7 +19,7 @@ from ptxstatic.counts.model import BlockCounts
 from ptxstatic.counts.static_deps import control_depends_on
 from ptxstatic.counts.static_interp import Group, Interpreter, WorkLimit
 from ptxstatic.counts.static_markov import frequency_estimate
-from ptxstatic.counts.symbolic import U64, Rows, fake_base, to_bits
+from ptxstatic.counts.symbolic import U64, Rows, fake_base, maybe_null, to_bits
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.ptx.ast import Function, Module, VarDecl
 
@@ -113,7 +113,8 @@ def kernel_params(kernel: Function, launch: Launch, tags: dict[str, int]) -> tup
             if d.dims:
                 notes.append(f"parameter {d.name} is an aggregate: its contents are data")
             elif isinstance(value, Buffer) or (value is None and size == 8 and t[0] in "ubs"):
-                params[(d.name, 0)] = (np.asarray(U64(fake_base(tags[d.name]))), 8, tags[d.name], False)
+                tag = tags[d.name] if isinstance(value, Buffer) else maybe_null(tags[d.name])
+                params[(d.name, 0)] = (np.asarray(U64(fake_base(tag))), 8, tag, False)
             elif value is None:
                 notes.append(f"parameter {d.name} not given: treated as data")
             else:

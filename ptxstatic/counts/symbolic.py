@@ -143,6 +143,9 @@ def _fetcher(op: object, t: str, symbols: dict[str, int]) -> Fetch:
     if isinstance(op, Imm):
         bits = imm_bits(op.text, t)
         return lambda g: (bits, None, False)
+    if isinstance(op, Sym) and op.name == "WARP_SZ":  # the predefined warp-size constant
+        warp = to_bits(32, t)
+        return lambda g: (warp, None, False)
     if isinstance(op, Sym) and op.name in symbols:
         tag = symbols[op.name]
         base = np.asarray(fake_base(tag), dtype=U64)
@@ -151,8 +154,15 @@ def _fetcher(op: object, t: str, symbols: dict[str, int]) -> Fetch:
 
 
 def fake_base(tag: int) -> int:
-    """A distinct, aligned address for pointer base ``tag`` (parameters and symbols)."""
-    return (tag + 1) << 40
+    """A distinct, aligned, non-zero address for pointer base ``tag`` (parameters and symbols)."""
+    return ((tag if tag >= 0 else maybe_null(tag)) + 1) << 40
+
+
+def maybe_null(tag: int) -> int:
+    """The tag of a pointer that may be null (a pointer argument not given), and back: a pointer with such a
+    tag is only compared with pointers of the same tag; one with a plain tag (a symbol, a buffer) is also
+    known to differ from 0."""
+    return -tag - 2
 
 
 def _dest_names(op: object) -> list[str]:
@@ -364,7 +374,7 @@ def _compile_setp(ins: Instruction, info: OpInfo, symbols: dict[str, int]) -> St
         (ab, at, ata), (bb, bt, bta) = a(g), b(g)
         tainted = ata or bta
         r = None
-        if ab is not None and bb is not None and at == bt and at != MIXED:
+        if ab is not None and bb is not None and ((at == bt and at != MIXED) or _null_test(cmp, ab, at, bb, bt)):
             r = compare(cmp, read(ab, src_t), read(bb, src_t), src_t)
         cv = None
         if c is not None:
@@ -379,6 +389,14 @@ def _compile_setp(ins: Instruction, info: OpInfo, symbols: dict[str, int]) -> St
             g.put(n, None if v is None else to_bits(v, out_t), None, tainted)
 
     return run
+
+
+def _null_test(cmp: str, ab: Bits, at: int | None, bb: Bits, bt: int | None) -> bool:
+    """Whether a comparison is a null test of a pointer known to be non-null (a symbol or a buffer)."""
+    if cmp not in ("eq", "ne"):
+        return False
+    return (at is not None and at >= 0 and bt is None and not np.any(bb)) or (
+        bt is not None and bt >= 0 and at is None and not np.any(ab))
 
 
 def _compile_selp(ins: Instruction, info: OpInfo, symbols: dict[str, int]) -> Step:
