@@ -32,7 +32,7 @@ from ptxstatic.ptx.ast import Function
 from ptxstatic.ptx.parser import parse_file
 
 ROOT = Path(__file__).resolve().parents[1]
-CORPUS = [ROOT / "tests" / "fixtures" / "ptx" / "nvcc", ROOT / "tests" / "data" / "static"]
+CORPUS = [ROOT / "tests" / "fixtures" / "ptx", ROOT / "tests" / "data" / "static"]
 FILLS = [("zeros", 0.0, 0), ("iota", 0.0, 0), ("random", 0.0, 1), ("random", 0.0, 2), ("const", -1.0, 0)]
 
 

@@ -9,7 +9,8 @@ stretch become data when it ends, so fragments of one thread meet again with equ
 into one row whose weight sums to 1.
 
 Groups are scheduled in a topological order of the graph without back edges in which a loop's blocks
-come before its exits, so groups that reach a block by different paths are merged before it runs. Device functions are interpreted at each call; their blocks are counted per call.
+come before its exits, so groups that reach a block by different paths are merged before it runs.
+Device functions are interpreted at each call; their blocks are counted per call.
 """
 
 from __future__ import annotations
