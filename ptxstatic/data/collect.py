@@ -10,6 +10,7 @@ Clocks change only under ``--clocks`` (:mod:`ptxstatic.data.collect_clocks`).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -104,10 +105,14 @@ class _Run:
     _instrumented: dict[Path, Instrumented] = field(default_factory=dict)
     _ptxas: dict[Path, dict[str, PtxasFunction] | None] = field(default_factory=dict)
 
-    def ptxas(self, source: CompiledSource) -> dict[str, PtxasFunction] | None:
-        """``ptxas -v`` statistics of the source (None without ptxas), once per run."""
+    def ptxas(self, source: CompiledSource, say: Callable[[str], None]) -> dict[str, PtxasFunction] | None:
+        """``ptxas -v`` statistics of the source, once per run; None without ptxas or when it fails (said)."""
         if source.path not in self._ptxas:
-            self._ptxas[source.path] = ptxas_stats(source.ptx, self.arch)
+            try:
+                self._ptxas[source.path] = ptxas_stats(source.ptx, self.arch)
+            except PtxstaticError as exc:
+                say(f"{source.path.name}: no register or occupancy features: {exc}")
+                self._ptxas[source.path] = None
         return self._ptxas[source.path]
 
     def instrumented(self, source: CompiledSource) -> Instrumented:
@@ -188,7 +193,7 @@ def _collect(opts: CollectOptions, ui: Ui, manifest: Manifest, benches: list[Ben
                     guard.apply(pair)
                     current = pair
                 ui.current(f"{bench.name}[{index}] {setting_name(pair)}")
-                sample = _sample(run, pair, bench, index, spec)
+                sample = _sample(run, pair, bench, index, spec, ui)
                 ui.step()
                 summary.written += 1
                 if sample.status == "failed":
@@ -202,7 +207,7 @@ def _collect(opts: CollectOptions, ui: Ui, manifest: Manifest, benches: list[Ben
     return summary
 
 
-def _sample(run: _Run, pair: Pair | None, bench: BenchSpec, index: int, spec: LaunchSpec) -> Sample:
+def _sample(run: _Run, pair: Pair | None, bench: BenchSpec, index: int, spec: LaunchSpec, ui: Ui) -> Sample:
     """Measure one sample and write it (or its failure) in one transaction."""
     gpu, board = run.device.gpu, run.device.board
     sample = Sample(run.opts.gpu, bench.name, spec.key, setting_name(pair), "failed", utc_now(), "",
@@ -223,7 +228,8 @@ def _sample(run: _Run, pair: Pair | None, bench: BenchSpec, index: int, spec: La
             attributes = gpu.attributes(prepared)
             _attributes(sample, attributes)
             if counts is not None:
-                record = kernel_record(source, bench.kernel, counts, run.target, run.ptxas(source), run.label(bench))
+                record = kernel_record(source, bench.kernel, counts, run.target, run.ptxas(source, ui.say),
+                                       run.label(bench))
             seconds = run.opts.repeat_seconds or spec.min_seconds
             timing = measure(gpu, board, prepared, spec.repeats, seconds)
     except DeviceFault as exc:
@@ -232,6 +238,8 @@ def _sample(run: _Run, pair: Pair | None, bench: BenchSpec, index: int, spec: La
             gpu.reset()
     except PtxstaticError as exc:
         sample.error = str(exc)
+    except Exception as exc:  # a defect met by one kernel must not end a long run: recorded, reported, skipped
+        sample.error = f"internal error: {type(exc).__name__}: {exc}"
     config = measurement = None
     if timing is not None:
         config, measurement = _fill(run, sample, pair, timing)
