@@ -105,16 +105,14 @@ def _int_to_int(a: np.ndarray, aty: str, dty: str, sat: bool) -> np.ndarray:
 def _int_to_float(a: np.ndarray, aty: str, dty: str, rounding: str) -> np.ndarray:
     """Integer to float with the rounding modifier; 64-bit integers round exactly lane by lane."""
     a = lanes(a)
-    target = np.float16 if dty == "f16" else np_type(dty if dty in ("f32", "f64") else "f32").type
-    if rounding in ("", "rn") or (size_of(aty) <= 4 and dty == "f64"):
-        y = a.astype(target) if dty != "bf16" else a.astype(np.float64)
-    elif size_of(aty) <= 4:
-        y = directed(a.astype(np.float64), target, rounding) if dty != "bf16" else a.astype(np.float64)
-    else:
-        y = np.array([_exact_directed(v, target, rounding) for v in a.tolist()], dtype=target)
-    if dty == "bf16":
-        return half_encode(y, "bf16", rounding)
-    return y
+    if dty == "bf16":  # through float64, exact for integers of up to 32 bits
+        return half_encode(a.astype(np.float64), "bf16", rounding)
+    target = np_type(dty).type
+    if rounding in ("", "rn"):
+        return a.astype(target)
+    if size_of(aty) <= 4:
+        return directed(a.astype(np.float64), target, rounding)
+    return np.array([_exact_directed(v, target, rounding) for v in a.tolist()], dtype=target)
 
 
 def _exact_directed(v: int, target: type, rounding: str) -> float:

@@ -119,10 +119,12 @@ def half_decode(raw: np.ndarray, ty: str) -> np.ndarray:
 
 
 def half_encode(x: np.ndarray, ty: str, rounding: str = "rn") -> np.ndarray:
-    """Float values rounded to ``f16`` (as float16) or ``bf16`` (as uint16 bits)."""
+    """Float values rounded to ``f16`` (as float16) or ``bf16`` (as uint16 bits, nearest-even or ``rz``)."""
     if ty == "bf16":
-        return f32_to_bf16(round_to_f32(np.asarray(x, dtype=np.float64), rounding) if rounding != "rn"
-                           else np.asarray(x, dtype=np.float32), "rz" if rounding == "rz" else "rn")
+        if rounding in ("rm", "rp"):
+            raise EmulationError(f"rounding .{rounding} to bf16 is not supported")
+        mode = "rz" if rounding == "rz" else "rn"
+        return f32_to_bf16(round_to_f32(np.asarray(x, dtype=np.float64), mode), mode)
     if rounding in ("", "rn", "rni"):
         return np.asarray(x, dtype=np.float64).astype(np.float16)
     return directed(np.asarray(x, dtype=np.float64), np.float16, rounding)
