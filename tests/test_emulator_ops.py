@@ -613,3 +613,82 @@ def test_unsupported_instruction_on_a_path_not_taken_is_harmless() -> None:
     got = run("mov.u32 %d, %a; setp.eq.u32 %p, %tid, 99; @%p bra BAD; bra.uni OK; BAD: tex.2d.v4.f32.f32 "
               "{%f0, %f1, %f2, %f3}, [tx, {%f4, %f5}]; OK:", {"a": ("u32", a)}, {"d": "u32"})
     assert got["d"].tolist() == a.tolist()
+
+
+def _nearest(r: float, exact, ty=np.float32) -> bool:
+    """Whether ``r`` is the float of type ``ty`` nearest to the Fraction ``exact`` (ties either way)."""
+    from fractions import Fraction
+
+    lo = Fraction(float(np.nextafter(ty(r), ty(-np.inf))))
+    hi = Fraction(float(np.nextafter(ty(r), ty(np.inf))))
+    mid = Fraction(float(r))
+    return (lo + mid) / 2 <= exact <= (mid + hi) / 2
+
+
+def test_correctly_rounded_division_square_root_and_reciprocal() -> None:
+    from fractions import Fraction
+
+    a = (RNG.random(32) * 100 + 0.01).astype(np.float32)
+    b = (RNG.random(32) * 10 + 0.01).astype(np.float32)
+    got = run("div.rn.f32 %d, %a, %b; sqrt.rn.f32 %e, %a; rcp.rn.f32 %f, %b;", {"a": ("f32", a), "b": ("f32", b)},
+              {"d": "f32", "e": "f32", "f": "f32"})
+    for x, y, q, s, r in zip(a, b, got["d"], got["e"], got["f"], strict=True):
+        assert _nearest(q, Fraction(float(x)) / Fraction(float(y)))
+        assert _nearest(r, 1 / Fraction(float(y)))
+        lo = Fraction(float(np.nextafter(s, np.float32(0))))
+        hi = Fraction(float(np.nextafter(s, np.float32(np.inf))))
+        mid = Fraction(float(s))
+        assert ((lo + mid) / 2) ** 2 <= Fraction(float(x)) <= ((mid + hi) / 2) ** 2
+
+
+def test_approximate_functions_are_close() -> None:
+    x = (RNG.random(32) * 4 + 0.1).astype(np.float32)
+    body = "sin.approx.f32 %d, %a; cos.approx.f32 %e, %a; lg2.approx.f32 %f, %a; ex2.approx.ftz.f32 %g, %a;" \
+           "rsqrt.approx.f32 %h, %a; tanh.approx.f32 %i, %a; div.approx.f32 %j, %a, %a;"
+    got = run(body, {"a": ("f32", x)}, {k: "f32" for k in "defghij"})
+    for reg, fn in {"d": math.sin, "e": math.cos, "f": math.log2, "g": lambda v: 2.0**v,
+                    "h": lambda v: 1 / math.sqrt(v), "i": math.tanh, "j": lambda v: 1.0}.items():
+        np.testing.assert_allclose(got[reg], [fn(float(v)) for v in x], rtol=2e-6, atol=1e-6)
+
+
+def test_testp_copysign_sad_dp4a() -> None:
+    a = np.array([1.0, -0.0, np.inf, -np.inf, np.nan, 1e-40, -2.5, 0.0] * 4, dtype=np.float32)
+    b = RNG.normal(size=32).astype(np.float32)
+    u, v, w = ints(32, False), ints(32, False)[::-1].copy(), ints(32, False)
+    body = """
+    testp.finite.f32 %p, %a; selp.u32 %d, 1, 0, %p; testp.subnormal.f32 %p, %a; selp.u32 %e, 1, 0, %p;
+    testp.notanumber.f32 %p, %a; selp.u32 %f, 1, 0, %p; copysign.f32 %g, %a, %b;
+    sad.u32 %h, %u, %v, %w; dp4a.s32.u32 %i, %u, %v, %w;
+    """
+    got = run(body, {"a": ("f32", a), "b": ("f32", b), "u": ("u32", u), "v": ("u32", v), "w": ("u32", w)},
+              {"d": "u32", "e": "u32", "f": "u32", "g": "f32", "h": "u32", "i": "u32"})
+    assert got["d"].tolist() == [int(math.isfinite(float(x))) for x in a]
+    assert got["e"].tolist() == [int(x != 0 and abs(float(x)) < 2.0**-126) for x in a]
+    assert got["f"].tolist() == [int(math.isnan(float(x))) for x in a]
+    np.testing.assert_array_equal(got["g"], [math.copysign(float(y), float(x)) for x, y in zip(a, b, strict=True)])
+    assert got["h"].tolist() == [(abs(int(x) - int(y)) + int(z)) % (1 << 32) for x, y, z in zip(u, v, w, strict=True)]
+    dots = []
+    for x, y, z in zip(u, v, w, strict=True):
+        xs = [wrap(int(x) >> 8 * k, 8, True) for k in range(4)]  # a is .s32: signed bytes
+        ys = [(int(y) >> 8 * k) & 0xFF for k in range(4)]  # b is .u32: unsigned bytes
+        dots.append((sum(p * q for p, q in zip(xs, ys, strict=True)) + int(z)) % (1 << 32))
+    assert got["i"].tolist() == dots
+
+
+def test_match_all_vote_uni_and_signed_redux() -> None:
+    uniform = np.full(32, 5, dtype=np.uint32)
+    mixed = ints(32, True)
+    body = """
+    match.all.sync.b32 %d|%p, %a, -1; selp.u32 %e, 1, 0, %p;
+    match.all.sync.b32 %f|%q, %b, -1; selp.u32 %g, 1, 0, %q;
+    setp.eq.u32 %p, %a, 5; vote.sync.uni.pred %q, %p, -1; selp.u32 %h, 1, 0, %q;
+    setp.gt.s32 %p, %b, 0; vote.sync.uni.pred %q, %p, -1; selp.u32 %i, 1, 0, %q;
+    redux.sync.min.s32 %j, %b, -1;
+    """
+    got = run(body, {"a": ("u32", uniform), "b": ("s32", mixed)},
+              {"d": "u32", "e": "u32", "f": "u32", "g": "u32", "h": "u32", "i": "u32", "j": "s32"})
+    assert set(got["d"].tolist()) == {0xFFFFFFFF} and set(got["e"].tolist()) == {1}
+    assert set(got["f"].tolist()) == {0} and set(got["g"].tolist()) == {0}
+    assert set(got["h"].tolist()) == {1}
+    assert set(got["i"].tolist()) == {int(len(set((mixed > 0).tolist())) == 1)}
+    assert set(got["j"].tolist()) == {int(mixed.min())}
