@@ -41,9 +41,10 @@ def _model_dirs(paths: tuple[str, ...]) -> list[Path]:
 @click.option("--grouping", type=click.Choice(["benchmark", "family"]), default="benchmark", show_default=True,
               help="What cross-validation groups keep on one side of a split.")
 @click.option("--seed", default=0, show_default=True)
+@click.option("--jobs", default=1, show_default=True, help="Folds trained at once (worker processes), with --cv.")
 @options.output_format("text", "json", "markdown")
 def evaluate(models: tuple[str, ...], data: str, gpu: str | None, cv: int, cv_models: str, grouping: str,
-             seed: int, fmt: str) -> None:
+             seed: int, jobs: int, fmt: str) -> None:
     """Mean absolute error of scaling factors (in % and in points), share within 10 %, and the energy of the
     predicted minimum-energy configuration against F_max and against the true minimum."""
     from ptxstatic.data.dataset import default_gpu, load_dataset, open_data
@@ -60,7 +61,7 @@ def evaluate(models: tuple[str, ...], data: str, gpu: str | None, cv: int, cv_mo
 
             dataset = load_dataset(store, default_gpu(store, gpu))
             names = [n.strip() for n in cv_models.split(",") if n.strip()]
-            results = cross_validation_results(dataset, names, cv, grouping, seed, bar.step)
+            results = cross_validation_results(dataset, names, cv, grouping, seed, jobs, bar.step)
         else:
             from ptxstatic.models.evaluation import shipped_results
             from ptxstatic.models.registry import load_model

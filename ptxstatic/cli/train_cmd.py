@@ -20,7 +20,8 @@ MODELS = ("lstm", "lstm_paper", "mean_surface", "group_forest", "wu_clusters", "
 @click.option("--grouping", type=click.Choice(["benchmark", "family"]), default="benchmark", show_default=True,
               help="What cross-validation groups keep on one side of a split.")
 @click.option("--seed", default=0, show_default=True)
-def train(model: str, data: str, gpu: str | None, out: str, cv: int, grouping: str, seed: int) -> None:
+@click.option("--jobs", default=1, show_default=True, help="Cross-validation folds trained at once (processes).")
+def train(model: str, data: str, gpu: str | None, out: str, cv: int, grouping: str, seed: int, jobs: int) -> None:
     """Train MODEL: lstm (tuned), lstm_paper (the paper's hyper-parameters), the mean_surface, group_forest
     and wu_clusters DVFS baselines, or forest (absolute time and power at the reference clocks)."""
     from pathlib import Path
@@ -37,6 +38,7 @@ def train(model: str, data: str, gpu: str | None, out: str, cv: int, grouping: s
             written = [train_forest(t, dataset, Path(out) / f"forest_{t}", cv=cv, grouping=grouping, seed=seed,
                                     progress=bar.step) for t in ("time", "power")]
         else:
-            written = [train_dvfs(model, dataset, out, cv=cv, grouping=grouping, seed=seed, progress=bar.step)]
+            written = [train_dvfs(model, dataset, out, cv=cv, grouping=grouping, seed=seed, n_jobs=jobs,
+                                  progress=bar.step)]
     for path in written:
         click.echo(str(path))

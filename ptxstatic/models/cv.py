@@ -21,28 +21,43 @@ def duration_classes(durations: np.ndarray, n_classes: int = 3) -> np.ndarray:
 def grouped_folds(
     groups: Sequence[str], strata: np.ndarray, n_splits: int, seed: int = 0, always_train: Sequence[int] = (),
 ) -> Folds:
-    """Folds where no group is on both sides, stratified by ``strata``; ``always_train`` samples are never
-    tested (GPU Mangrove keeps the longest kernels in training)."""
-    fixed = set(int(i) for i in always_train)
-    pool = np.array([i for i in range(len(groups)) if i not in fixed])
+    """Folds where no group is on both sides, stratified by ``strata``; the groups of the ``always_train``
+    samples are never tested (GPU Mangrove keeps the longest kernels in training)."""
+    fixed_groups = {groups[int(i)] for i in always_train}
+    fixed = [i for i in range(len(groups)) if groups[i] in fixed_groups]
+    pool = np.array([i for i in range(len(groups)) if groups[i] not in fixed_groups])
     splitter = StratifiedGroupKFold(n_splits=n_splits, shuffle=True, random_state=seed)
     folds = []
     for train, test in splitter.split(np.zeros(len(pool)), strata[pool], [groups[i] for i in pool]):
-        folds.append((np.sort(np.concatenate([pool[train], sorted(fixed)]).astype(int)), np.sort(pool[test])))
+        folds.append((np.sort(np.concatenate([pool[train], fixed]).astype(int)), np.sort(pool[test])))
     return folds
+
+
+def _fit_predict(data: DvfsDataset, make: Callable[[], object], train: np.ndarray, test: np.ndarray) -> np.ndarray:
+    model = make()
+    y = data.scaling_surfaces()
+    model.fit([data.runs[i] for i in train], y[train], data.clocks)  # type: ignore[attr-defined]
+    return model.predict([data.runs[i] for i in test])  # type: ignore[attr-defined]
 
 
 def out_of_fold(
     data: DvfsDataset, make: Callable[[], object], folds: Folds,
-    on_fold: Callable[[int], None] | None = None,
+    on_fold: Callable[[int], None] | None = None, n_jobs: int = 1,
 ) -> np.ndarray:
-    """Predictions for every tested sample by a model trained on the other folds (NaN where untested)."""
-    y = data.scaling_surfaces()
-    pred = np.full_like(y, np.nan)
+    """Predictions for every tested sample by a model trained on the other folds (NaN where untested);
+    ``n_jobs`` > 1 trains that many folds at once in worker processes."""
+    pred = np.full((len(data), 3, len(data.clocks)), np.nan)
+    if n_jobs > 1:
+        from joblib import Parallel, delayed
+
+        jobs = (delayed(_fit_predict)(data, make, train, test) for train, test in folds)
+        for k, ((_, test), p) in enumerate(zip(folds, Parallel(n_jobs=n_jobs, return_as="generator")(jobs))):
+            pred[test] = p
+            if on_fold:
+                on_fold(k)
+        return pred
     for k, (train, test) in enumerate(folds):
-        model = make()
-        model.fit([data.runs[i] for i in train], y[train], data.clocks)  # type: ignore[attr-defined]
-        pred[test] = model.predict([data.runs[i] for i in test])  # type: ignore[attr-defined]
+        pred[test] = _fit_predict(data, make, train, test)
         if on_fold:
             on_fold(k)
     return pred

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime
 import platform
 from collections.abc import Callable
+from functools import partial
 from importlib import metadata
 from pathlib import Path
 
@@ -40,6 +41,11 @@ DVFS_MODELS: dict[str, Callable[[int], object]] = {
 DVFS_KIND = {"lstm": "lstm", "lstm_paper": "lstm", "mean_surface": "mean_surface",
              "group_forest": "group_forest", "wu_clusters": "wu_clusters"}
 GROUPINGS = ("benchmark", "family")
+
+
+def make_dvfs(name: str, seed: int) -> object:
+    """A fresh, unfitted DVFS model by name (a module-level function, so worker processes can receive it)."""
+    return DVFS_MODELS[name](seed)
 
 
 def library_versions() -> dict[str, str]:
@@ -79,17 +85,17 @@ def _jsonable(params: dict) -> dict:
 
 def train_dvfs(
     name: str, data: DvfsDataset, out: str | Path, *, cv: int = 0, grouping: str = "benchmark", seed: int = 0,
-    progress: Callable[[str, int, int], None] | None = None,
+    n_jobs: int = 1, progress: Callable[[str, int, int], None] | None = None,
 ) -> Path:
     """Train DVFS model ``name`` on all of ``data`` (after a grouped ``cv``-fold evaluation when cv > 1)."""
     y = data.scaling_surfaces()
     metrics = None
     if cv > 1:
         folds = cv_folds(data, cv, grouping, seed)
-        pred = out_of_fold(data, lambda: DVFS_MODELS[name](seed), folds,
-                           lambda k: progress and progress("cross-validation", k + 1, len(folds)))
+        pred = out_of_fold(data, partial(make_dvfs, name, seed), folds,
+                           lambda k: progress and progress("cross-validation", k + 1, len(folds)), n_jobs)
         metrics = {"folds": cv, "grouping": grouping, **dvfs_report(y, pred, data.clocks.reference)}
-    model = DVFS_MODELS[name](seed)
+    model = make_dvfs(name, seed)
     _fit_with_progress(model, data, y, progress)
     arrays, config = model.export()  # type: ignore[attr-defined]
     split = f"trained on all {len(data)} samples" + (
@@ -177,7 +183,7 @@ def train_forest(
 
 
 def cross_validation_results(
-    data: DvfsDataset, names: list[str], k: int, grouping: str, seed: int = 0,
+    data: DvfsDataset, names: list[str], k: int, grouping: str, seed: int = 0, n_jobs: int = 1,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> dict:
     """Every named model cross-validated in the same grouped folds (``forest``: the nested CV of the
@@ -201,7 +207,7 @@ def cross_validation_results(
                     on_fold=lambda i, t=target: progress and progress(f"forest_{t}: nested CV", i + 1, k),
                 )
             continue
-        pred = out_of_fold(data, lambda name=name: DVFS_MODELS[name](seed), folds,
-                           lambda i, name=name: progress and progress(f"{name}: cross-validation", i + 1, k))
+        pred = out_of_fold(data, partial(make_dvfs, name, seed), folds,
+                           lambda i, name=name: progress and progress(f"{name}: cross-validation", i + 1, k), n_jobs)
         out["dvfs"][name] = dvfs_report(y, pred, data.clocks.reference)
     return out

@@ -1,0 +1,68 @@
+"""Model time of one prediction with the shipped models (numpy inference), measured in one run.
+
+    python benchmarks/model_inference.py [--models trained/gtxtitanx] [--data ../shared/data/gpuptxmodel-gtxtitanx]
+
+For each model: median and worst time of predicting one kernel (the encoding of the sequence included,
+parsing excluded) over the bundled PTX kernels and, when the data folder exists, every Titan X benchmark;
+and the ratio to the time the front end takes to parse and sequence the same PTX file. Targets: LSTM
+≤ 10 ms, trees ≤ 1 ms per kernel.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def best_of(fn: Callable[[], object], repeats: int = 5) -> float:
+    """Fastest of ``repeats`` calls, in milliseconds (the least disturbed by other load)."""
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return 1000 * min(times)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--models", default=str(ROOT / "trained" / "gtxtitanx"))
+    ap.add_argument("--data", default=str(ROOT / ".." / "shared" / "data" / "gpuptxmodel-gtxtitanx"))
+    args = ap.parse_args()
+
+    from ptxstatic.analysis.sequence import kernel_sequence
+    from ptxstatic.models.registry import load_model
+    from ptxstatic.ptx import parse_file
+
+    ptx_files = sorted((ROOT / "tests" / "data" / "predict").glob("*.ptx"))
+    parse_ms = {p.name: best_of(lambda p=p: [kernel_sequence(k) for k in parse_file(p).kernels], 3) for p in ptx_files}
+    sequences = {p.name: kernel_sequence(parse_file(p).kernels[0]) for p in ptx_files}
+    if Path(args.data).is_dir():
+        from ptxstatic.data.dataset import load_dataset, open_data
+
+        data = load_dataset(open_data(args.data), "gtxtitanx")
+        sequences.update(zip(data.names, data.runs))
+
+    models = sorted(d for d in Path(args.models).iterdir() if (d / "card.json").is_file())
+    print(f"{len(sequences)} kernels; times are the best of 5 calls per kernel (ms)")
+    print(f"{'model':<14} {'median':>8} {'worst':>8} {'target':>7}  {'vs parse (PTX files)':>22}  load ms")
+    for d in models:
+        load = best_of(lambda d=d: load_model(d), 3)
+        m = load_model(d)
+        p = m.predictor
+        predict = p.predict if m.is_dvfs else p.predict_sequence
+        times = {name: best_of(lambda s=seq, f=predict: f(s)) for name, seq in sequences.items()}
+        ratios = ", ".join(f"{times[n] / parse_ms[n]:.3f}" for n in parse_ms)
+        target = "10" if m.kind == "lstm" else "1"
+        print(f"{d.name:<14} {statistics.median(times.values()):>8.3f} {max(times.values()):>8.3f} {target:>7}  "
+              f"{ratios:>22}  {load:7.1f}")
+    print("parse + sequence time of the PTX files (ms): " + ", ".join(f"{n} {t:.1f}" for n, t in parse_ms.items()))
+
+
+if __name__ == "__main__":
+    main()

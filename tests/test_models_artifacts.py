@@ -1,0 +1,99 @@
+"""Model files: round trip, and tampered, truncated or hostile files give a clear error, never code execution."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ptxstatic.data.dataset import ClockTable
+from ptxstatic.errors import PtxstaticError
+from ptxstatic.models.artifacts import CARD, WEIGHTS, save_model
+from ptxstatic.models.registry import load_model
+
+CLOCKS = ClockTable((1000, 2000), (500, 500))
+
+
+def _model(tmp_path: Path) -> Path:
+    surface = np.array([[2.0, 1.0], [0.5, 1.0], [1.0, 1.0]])
+    return save_model(tmp_path / "m", "mean_surface", {"surface": surface}, {"clocks": CLOCKS.to_dict()},
+                      {"name": "mean_surface", "gpu": "toy"})
+
+
+def test_round_trip(tmp_path: Path) -> None:
+    m = load_model(_model(tmp_path))
+    assert m.kind == "mean_surface" and m.card["gpu"] == "toy"
+    assert m.predictor.predict([]).tolist() == [[2.0, 1.0], [0.5, 1.0], [1.0, 1.0]]
+    assert load_model(m.directory / CARD).kind == "mean_surface"
+
+
+def test_tampered_and_truncated_weights(tmp_path: Path) -> None:
+    d = _model(tmp_path)
+    weights = d / WEIGHTS
+    data = bytearray(weights.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    weights.write_bytes(bytes(data))
+    with pytest.raises(PtxstaticError, match="modified or truncated"):
+        load_model(d)
+    weights.write_bytes(bytes(data[: len(data) // 3]))
+    with pytest.raises(PtxstaticError, match="modified or truncated"):
+        load_model(d)
+
+
+class Boom:
+    """Unpickling this creates the file ``target``."""
+
+    target = Path()
+
+    def __reduce__(self):
+        return (Path.touch, (self.target,))
+
+
+def _rewrite_card(d: Path, **changes: object) -> None:
+    card = json.loads((d / CARD).read_text())
+    card.update(changes)
+    (d / CARD).write_text(json.dumps(card))
+
+
+def test_pickled_arrays_are_never_loaded(tmp_path: Path) -> None:
+    """Even with a card whose checksum matches, an object array is refused instead of unpickled."""
+    from ptxstatic.models.artifacts import sha256_file
+
+    d = _model(tmp_path)
+    weights = d / WEIGHTS
+    Boom.target = tmp_path / "executed"
+    with zipfile.ZipFile(weights, "w") as z, z.open("surface.npy", "w") as f:
+        np.lib.format.write_array(f, np.array([Boom()], dtype=object), allow_pickle=True)
+    card = json.loads((d / CARD).read_text())
+    card["arrays"]["sha256"] = sha256_file(weights)
+    (d / CARD).write_text(json.dumps(card))
+    with pytest.raises(PtxstaticError, match="unreadable model arrays"):
+        load_model(d)
+    assert not Boom.target.exists()
+    np.load(weights, allow_pickle=True)["surface"]  # what a pickle-trusting loader would do
+    assert Boom.target.exists()
+
+
+def test_hostile_or_broken_cards(tmp_path: Path) -> None:
+    d = _model(tmp_path)
+    _rewrite_card(d, arrays={"file": "../../etc/passwd", "sha256": "0", "listing": {}})
+    with pytest.raises(PtxstaticError, match="plain file name"):
+        load_model(d)
+    _rewrite_card(_model(tmp_path / "b"), kind="shell")
+    with pytest.raises(PtxstaticError, match="unknown model kind"):
+        load_model(tmp_path / "b" / "m")
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / CARD).write_text("{ not json")
+    with pytest.raises(PtxstaticError, match="unreadable model card"):
+        load_model(tmp_path / "c")
+    with pytest.raises(PtxstaticError, match=r"no card\.json"):
+        load_model(tmp_path / "nowhere")
+    d = _model(tmp_path / "e")
+    card = json.loads((d / CARD).read_text())
+    card["arrays"]["listing"]["surface"]["shape"] = [3, 3]
+    (d / CARD).write_text(json.dumps(card))
+    with pytest.raises(PtxstaticError, match="does not match the model card's listing"):
+        load_model(d)
