@@ -212,3 +212,14 @@ def test_commands_report_bad_input_without_traceback():
     assert p.returncode == 2 and "unknown GPU" in p.stderr and "Traceback" not in p.stderr
     p = run("blocks", str(COUNTED), "-k", "guard_parity", "--grid", "0")
     assert p.returncode == 2 and "bad dimensions" in p.stderr
+
+
+def test_features_read_profile_output(tmp_path):
+    """`ptxstatic profile` writes the block counts under "counts", next to the device and launch."""
+    module = parse_file(COUNTED)
+    counts = estimate_counts(module, "guard_parity", Launch((3, 1, 1), (32, 1, 1), 0, {"1": 70})).counts
+    path = tmp_path / "profile.json"
+    path.write_text(json.dumps({"kernel": "guard_parity", "device": "test", "counts": counts.to_dict()}))
+    p = run("features", str(COUNTED), "-k", "guard_parity", "--counts", str(path), "--format", "json")
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["features"]["instructions"] == 1890

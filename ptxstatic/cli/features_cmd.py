@@ -27,7 +27,6 @@ def features(source: str, kernel: str, counts_file: str | None, grid: str, block
     Occupancy, registers and spills need ptxas on the PATH (and --gpu for occupancy and waves).
     """
     from ptxstatic.cli.inputs import load
-    from ptxstatic.counts.model import BlockCounts
     from ptxstatic.counts.static import estimate_counts
     from ptxstatic.errors import PtxstaticError
     from ptxstatic.features.occupancy import gpu as find_gpu
@@ -37,7 +36,7 @@ def features(source: str, kernel: str, counts_file: str | None, grid: str, block
 
     module = load(source, nvcc_flags, recover=False)
     if counts_file:
-        counts = BlockCounts.load(counts_file)
+        counts = _load_counts(counts_file)
     else:
         counts = estimate_counts(module, kernel, make_launch(grid, block, shared_bytes, params)).counts
     target = find_gpu(gpu_name) if gpu_name else None
@@ -57,3 +56,19 @@ def features(source: str, kernel: str, counts_file: str | None, grid: str, block
         v = values.get(name)
         shown = f"{v:.6g}" if isinstance(v, float) else str(v)
         click.echo(f"  {name:<40} {shown}")
+
+
+def _load_counts(path: str):
+    """BlockCounts JSON, or the output of ``ptxstatic profile`` (which holds it under "counts")."""
+    from pathlib import Path
+
+    from ptxstatic.counts.model import BlockCounts
+    from ptxstatic.errors import PtxstaticError
+
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise PtxstaticError(f"{path}: cannot read block counts: {exc}") from None
+    if isinstance(data, dict) and "source" not in data and isinstance(data.get("counts"), dict):
+        data = data["counts"]
+    return BlockCounts.from_dict(data)
