@@ -171,3 +171,20 @@ def test_grammar_corners_of_the_hand_written_fixtures():
     assert (out.attrs, out.ptr_align, out.align) == (("u64", "ptr", "global"), 16, None)
     arr = p.function("params").params[3]
     assert (arr.align, arr.names[0].dims) == (8, (16,))
+
+
+def test_constant_expressions_follow_c():
+    from ptxstatic.ptx import parse_text
+    from ptxstatic.ptx.ast import Imm, Tup, constant_value
+    from ptxstatic.ptx.printer import module as print_module
+
+    text = (".version 8.0\n.target sm_80\n.func (.reg .b32 r) f(.reg .b32 a, .reg .b32 b)\n{\n\tret;\n}\n"
+            ".visible .entry k()\n{\n\t.reg .b32 %r<9>;\n\tmov.s32 %r1, -7 / 2;\n\tmov.s32 %r2, -7 % 2;\n"
+            "\tmov.s64 %r3, 1 << 63;\n\tmov.s32 %r4, ~(5);\n\tmov.s32 %r5, -(3 * 2);\n"
+            "\tcall.uni (%r6), f, (%r1, 5);\n\tcall.uni (%r7), f, (4);\n\tret;\n}\n")
+    m = parse_text(text, "c.ptx")
+    ins = m.function("k").instructions
+    assert [constant_value(i.operands[1]) for i in ins[:5]] == [-3, -1, -(1 << 63), -6, -6]
+    assert ins[5].operands[2] == Tup((Reg("%r1"), Imm("5")))
+    assert ins[6].operands[2] == Tup((Imm("4"),))  # a one-constant argument list stays an argument list
+    assert parse_text(print_module(m), "again") == m

@@ -13,8 +13,9 @@ from pathlib import Path
 from ptxstatic.counts.launch import Launch
 from ptxstatic.errors import PtxstaticError
 
-#: where counts came from: a full instrumented run, a sampled run extrapolated to the grid, or static analysis
-SOURCES = ("gpu", "gpu-sampled", "static")
+#: where counts came from: an instrumented GPU run, a sampled run extrapolated to the grid, static analysis,
+#: or the functional PTX emulator
+SOURCES = ("gpu", "gpu-sampled", "static", "emulated")
 
 
 @dataclass

@@ -392,21 +392,36 @@ def parse_number(text: str) -> int | float:
     return -v if neg else v
 
 
+def _trunc_div(a: int | float, b: int | float) -> int | float:
+    if isinstance(a, int) and isinstance(b, int):
+        q = abs(a) // abs(b)
+        return q if (a >= 0) == (b >= 0) else -q
+    return a / b
+
+
+def _wrap64(v: int | float) -> int | float:
+    """Integers wrap to signed 64 bits, as PTX evaluates constant expressions."""
+    if isinstance(v, int):
+        v &= (1 << 64) - 1
+        return v - (1 << 64) if v >= 1 << 63 else v
+    return v
+
+
 _BINARY = {
-    "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
-    "/": lambda a, b: a // b if isinstance(a, int) and isinstance(b, int) else a / b,
-    "%": lambda a, b: a % b, "<<": lambda a, b: a << b, ">>": lambda a, b: a >> b,
+    "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b, "/": _trunc_div,
+    "%": lambda a, b: a - _trunc_div(a, b) * b, "<<": lambda a, b: a << b, ">>": lambda a, b: a >> b,
     "&": lambda a, b: a & b, "|": lambda a, b: a | b, "^": lambda a, b: a ^ b,
 }
 
 
 def constant_value(e: Expr) -> int | float:
-    """Value of a numeric literal or constant expression (``(1 << 4) + 3 * 2``); symbols raise ValueError."""
+    """Value of a numeric literal or constant expression (``(1 << 4) + 3 * 2``) with C semantics: division
+    truncates toward zero, integers wrap to 64 bits. Symbols raise ValueError."""
     if isinstance(e, Imm):
         return e.value
     if isinstance(e, BinOp):
-        return _BINARY[e.op](constant_value(e.left), constant_value(e.right))
+        return _wrap64(_BINARY[e.op](constant_value(e.left), constant_value(e.right)))
     if isinstance(e, Unary):
         v = constant_value(e.operand)
-        return -v if e.op == "-" else ~int(v)
+        return _wrap64(-v) if e.op == "-" else _wrap64(~int(v))
     raise ValueError(f"not a constant: {e!r}")

@@ -383,6 +383,8 @@ class Builder(Transformer):
             guard, neg = c[0].value
             c = c[1:]
         operands = tuple(x for x in c[1:] if x is not None)
+        if str(c[0]).startswith("call"):  # "(5)" parses as a parenthesised constant: it is an argument list
+            operands = tuple(A.Tup((x,)) if isinstance(x, (A.Imm, A.BinOp, A.Unary)) else x for x in operands)
         line, col = self._pos(meta)
         return A.Instruction(str(c[0]), operands, guard, neg, line, col)
 
