@@ -141,6 +141,12 @@ class StatementParser:
         shape = self._shapes.setdefault(shape_key, _Shape())
         if shape.cacheable:
             self._compile(shape, shape_key, tree, text, values, filename, line, col)
+            build = shape.builders.get(tuple([values[i] for i in shape.fixed]))
+            if shape.cacheable and build is not None:
+                try:
+                    return build(values, line, col)
+                except ValueError:
+                    pass
         return run_builder(Builder(filename, source, line, col), tree)
 
     def _lark(self, rule: str, text: str, filename: str, line: int, col: int, source: str) -> Tree:
@@ -164,7 +170,7 @@ class StatementParser:
             return
         shape.fixed = fixed
         key = tuple(values[i] for i in fixed)
-        shape.builders[key] = compile_template(template)
+        shape.builders[key] = _lazy_builder(shape, key, template=template)
         self._new.append([*shape_key, list(fixed), list(key), template_to_data(template)])
 
     def flush(self) -> None:
@@ -178,9 +184,13 @@ class StatementParser:
 COMPILE_AFTER = 16
 
 
-def _lazy_builder(shape: _Shape, key: tuple[str, ...], data: Any) -> Callable[..., Any]:
-    """A builder for a shape read from the disk cache (bad data raises ValueError: the grammar decides)."""
-    state: dict[str, Any] = {}
+def _lazy_builder(shape: _Shape, key: tuple[str, ...], data: Any = None, template: Any = None) -> Callable[..., Any]:
+    """A builder for a shape, from its template or from the disk cache's data (bad data raises ValueError:
+    the grammar decides). It interprets the template until the shape is used often, then compiles it."""
+    state: dict[str, Any] = {} if template is None else {"template": template}
+    if template is not None:
+        state["run"] = interpret_template(template)
+        state["uses"] = 0
 
     def build(v: list[str], line: int, col: int) -> Any:
         if "template" not in state:
