@@ -59,7 +59,7 @@ def predict(file: str, gpu: str | None, model_path: str | None, kernel: str | No
     from ptxstatic.cli.inputs import load
     from ptxstatic.decisions.clocks import ScalingTable, parse_fraction
     from ptxstatic.errors import PtxstaticError
-    from ptxstatic.models.registry import load_model, shipped
+    from ptxstatic.models.registry import is_shipped, load_model, shipped
     from ptxstatic.report.dvfs_prediction import prediction_dict, prediction_text
 
     model = load_model(model_path or shipped(gpu or DEFAULT_GPU, "lstm"))
@@ -68,7 +68,10 @@ def predict(file: str, gpu: str | None, model_path: str | None, kernel: str | No
     gpu_name = str(model.card.get("gpu", gpu or DEFAULT_GPU))
     if gpu and gpu != gpu_name:
         raise PtxstaticError(f"{model.directory}: the model is for GPU {gpu_name!r}, not {gpu!r}")
-    absolute = [load_model(shipped(gpu_name, f"forest_{t}")) for t in ("time", "power")] if model_path is None else []
+    absolute = [
+        load_model(shipped(gpu_name, name)) for name in ("forest_time", "forest_power")
+        if model_path is None and is_shipped(gpu_name, name)
+    ]
     source = model.card.get("energy_source", "head") if energy_from == "model" else energy_from
     slowdown = parse_fraction(max_slowdown) if max_slowdown is not None else None
     the_launch = parse_launch(launch, params) if launch else None

@@ -16,29 +16,47 @@ MODELS = ("lstm", "lstm_paper", "mean_surface", "group_forest", "wu_clusters", "
 @click.option("--out", "out", required=True, metavar="DIR",
               help="Model directory to write (for forest: a directory that receives forest_time/ and forest_power/).")
 @click.option("--cv", default=0, show_default=True, metavar="K",
-              help="First run a grouped K-fold cross-validation and record its metrics in the model card.")
+              help="First cross-validate in K grouped folds and record the metrics in the model card.")
+@click.option("--cv-from", "cv_from", metavar="RESULTS.json",
+              help="Take the card's cross-validation metrics from `ptxstatic evaluate --cv K --format json` output.")
 @click.option("--grouping", type=click.Choice(["benchmark", "family"]), default="benchmark", show_default=True,
               help="What cross-validation groups keep on one side of a split.")
 @click.option("--seed", default=0, show_default=True)
 @click.option("--jobs", default=1, show_default=True, help="Cross-validation folds trained at once (processes).")
-def train(model: str, data: str, gpu: str | None, out: str, cv: int, grouping: str, seed: int, jobs: int) -> None:
+def train(model: str, data: str, gpu: str | None, out: str, cv: int, cv_from: str | None, grouping: str, seed: int,
+          jobs: int) -> None:
     """Train MODEL: lstm (tuned), lstm_paper (the paper's hyper-parameters), the mean_surface, group_forest
     and wu_clusters DVFS baselines, or forest (absolute time and power at the reference clocks)."""
+    import json
     from pathlib import Path
 
     from ptxstatic.data.dataset import default_gpu, load_dataset, open_data
-    from ptxstatic.models.training import train_dvfs, train_forest
+    from ptxstatic.errors import PtxstaticError
+    from ptxstatic.models.training import cross_validation_results, cv_metrics_from, train_dvfs, train_forest
     from ptxstatic.report.progress import Progress
 
+    if cv > 1 and cv_from:
+        raise PtxstaticError("give --cv or --cv-from, not both")
     with Progress() as bar:
         store = open_data(data, bar.importing)
         dataset = load_dataset(store, default_gpu(store, gpu))
         bar.say(f"{len(dataset)} benchmarks measured on {dataset.gpu} at {len(dataset.clocks)} clock configurations")
+        results = None
+        if cv > 1:
+            results = cross_validation_results(dataset, [model], cv, grouping, seed, jobs, bar.step)
+        elif cv_from:
+            try:
+                results = json.loads(Path(cv_from).read_text())
+            except (OSError, json.JSONDecodeError) as exc:
+                raise PtxstaticError(f"{cv_from}: cannot read cross-validation results ({exc})") from None
         if model == "forest":
-            written = [train_forest(t, dataset, Path(out) / f"forest_{t}", cv=cv, grouping=grouping, seed=seed,
-                                    progress=bar.step) for t in ("time", "power")]
+            written = [
+                train_forest(t, dataset, Path(out) / f"forest_{t}", grouping=grouping, seed=seed, progress=bar.step,
+                             cv_metrics=cv_metrics_from(results, f"forest_{t}", dataset) if results else None)
+                for t in ("time", "power")
+            ]
         else:
-            written = [train_dvfs(model, dataset, out, cv=cv, grouping=grouping, seed=seed, n_jobs=jobs,
-                                  progress=bar.step)]
+            metrics = cv_metrics_from(results, model, dataset) if results else None
+            written = [train_dvfs(model, dataset, out, cv_metrics=metrics, seed=seed, progress=bar.step)]
     for path in written:
         click.echo(str(path))

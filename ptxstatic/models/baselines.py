@@ -39,7 +39,7 @@ class GroupForest(BaseEstimator):
     """Extra-trees from (instruction-group histogram, normalised f_mem, f_core) to the three log scaling
     factors (one multi-output forest over every (kernel, configuration) row)."""
 
-    def __init__(self, n_estimators: int = 100, min_samples_leaf: int = 2, max_features: float = 1.0,
+    def __init__(self, n_estimators: int = 50, min_samples_leaf: int = 8, max_features: float = 1.0,
                  seed: int = 0) -> None:
         self.n_estimators = n_estimators
         self.min_samples_leaf = min_samples_leaf

@@ -59,10 +59,14 @@ def models_root() -> Path:
     return Path(env) if env else Path(__file__).resolve().parents[2] / "trained"
 
 
+def is_shipped(gpu: str, name: str) -> bool:
+    return (models_root() / gpu / name / "card.json").is_file()
+
+
 def shipped(gpu: str, name: str) -> Path:
     """The directory of the shipped model ``name`` (e.g. ``lstm``, ``forest_time``) for ``gpu``."""
     path = models_root() / gpu / name
-    if not (path / "card.json").is_file():
+    if not is_shipped(gpu, name):
         root = models_root()
         gpus = sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
         raise PtxstaticError(

@@ -83,29 +83,37 @@ def _jsonable(params: dict) -> dict:
     return {k: (list(v) if isinstance(v, tuple) else v) for k, v in params.items()}
 
 
+def cv_metrics_from(results: dict, name: str, data: DvfsDataset) -> dict:
+    """One model's metrics from a ``cross_validation_results`` dict (e.g. ``evaluate --cv --format json``),
+    checked to come from the same GPU and samples."""
+    if results.get("gpu") != data.gpu or results.get("samples") != len(data):
+        raise PtxstaticError(
+            f"cross-validation results are for {results.get('gpu')!r} with {results.get('samples')} samples, "
+            f"not {data.gpu!r} with {len(data)}"
+        )
+    entry = results.get("dvfs", {}).get(name) or results.get("absolute", {}).get(name)
+    if entry is None:
+        raise PtxstaticError(f"the cross-validation results have no model {name!r}")
+    return {"folds": results["folds"], "grouping": results["grouping"], "seed": results["seed"], **entry}
+
+
 def train_dvfs(
-    name: str, data: DvfsDataset, out: str | Path, *, cv: int = 0, grouping: str = "benchmark", seed: int = 0,
-    n_jobs: int = 1, progress: Callable[[str, int, int], None] | None = None,
+    name: str, data: DvfsDataset, out: str | Path, *, cv_metrics: dict | None = None, seed: int = 0,
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> Path:
-    """Train DVFS model ``name`` on all of ``data`` (after a grouped ``cv``-fold evaluation when cv > 1)."""
+    """Train DVFS model ``name`` on all of ``data``; ``cv_metrics`` (see ``cv_metrics_from``) go in the card
+    and choose the energy estimate used for decisions."""
     y = data.scaling_surfaces()
-    metrics = None
-    if cv > 1:
-        folds = cv_folds(data, cv, grouping, seed)
-        pred = out_of_fold(data, partial(make_dvfs, name, seed), folds,
-                           lambda k: progress and progress("cross-validation", k + 1, len(folds)), n_jobs)
-        metrics = {"folds": cv, "grouping": grouping, **dvfs_report(y, pred, data.clocks.reference)}
     model = make_dvfs(name, seed)
     _fit_with_progress(model, data, y, progress)
     arrays, config = model.export()  # type: ignore[attr-defined]
     split = f"trained on all {len(data)} samples" + (
-        f"; metrics from {cv}-fold cross-validation grouped by {grouping}, stratified by duration" if cv > 1 else ""
+        f"; metrics from {cv_metrics['folds']}-fold cross-validation grouped by {cv_metrics['grouping']}, "
+        "stratified by duration" if cv_metrics else ""
     )
-    card = _card(data, name, _jsonable(model.get_params()), split, metrics)  # type: ignore[attr-defined]
-    card["energy_source"] = (
-        min(metrics["energy_choice"], key=lambda s: metrics["energy_choice"][s]["excess_over_oracle"])
-        if metrics else "head"
-    )
+    card = _card(data, name, _jsonable(model.get_params()), split, cv_metrics)  # type: ignore[attr-defined]
+    choice = cv_metrics["energy_choice"] if cv_metrics else None
+    card["energy_source"] = min(choice, key=lambda k: choice[k]["excess_over_oracle"]) if choice else "head"
     return save_model(out, DVFS_KIND[name], arrays, config, card)
 
 
@@ -157,14 +165,10 @@ def nested_cv_absolute(
 
 
 def train_forest(
-    target: str, data: DvfsDataset, out: str | Path, *, cv: int = 0, grouping: str = "benchmark", seed: int = 0,
-    grid: dict | None = None, progress: Callable[[str, int, int], None] | None = None,
+    target: str, data: DvfsDataset, out: str | Path, *, cv_metrics: dict | None = None, grouping: str = "benchmark",
+    seed: int = 0, grid: dict | None = None, progress: Callable[[str, int, int], None] | None = None,
 ) -> Path:
-    """Train the absolute ``target`` forest on all of ``data`` (after a nested ``cv``-fold evaluation)."""
-    metrics = None
-    if cv > 1:
-        metrics = nested_cv_absolute(data, target, cv, grouping, seed, grid,
-                                     lambda k: progress and progress("nested cross-validation", k + 1, cv))
+    """Train the absolute ``target`` forest on all of ``data`` (grid search grouped by ``grouping``)."""
     if progress:
         progress("grid search on all samples", 0, 1)
     groups = data.names if grouping == "benchmark" else data.families()
@@ -173,12 +177,14 @@ def train_forest(
     )
     arrays, config = model.export()
     split = f"grid search grouped by {grouping} on all {len(data)} samples" + (
-        f"; metrics from nested {cv}-fold cross-validation (five longest always in training)" if cv > 1 else ""
+        f"; metrics from nested {cv_metrics['folds']}-fold cross-validation grouped by {cv_metrics['grouping']} "
+        "(five longest always in training)" if cv_metrics else ""
     )
     params = {**_jsonable(model.get_params()), "best_params": config["best_params"]}
-    card = _card(data, f"forest_{target}", params, split, metrics)
+    card = _card(data, f"forest_{target}", params, split, cv_metrics)
     card["target_at"] = {"f_mem_mhz": data.clocks.f_mem[data.clocks.reference],
                          "f_core_mhz": data.clocks.f_core[data.clocks.reference]}
+    card["features_per_thread"] = True
     return save_model(out, "forest", arrays, config, card)
 
 
@@ -195,7 +201,7 @@ def cross_validation_results(
     folds = cv_folds(data, k, grouping, seed)
     out: dict = {
         "title": f"{k}-fold cross-validation on {data.gpu}, grouped by {grouping}", "samples": len(data),
-        "dvfs": {}, "absolute": {},
+        "gpu": data.gpu, "folds": k, "grouping": grouping, "seed": seed, "dvfs": {}, "absolute": {},
         "notes": [f"folds grouped by {grouping}, stratified by short/medium/long time at F_max, seed {seed}; "
                   "scaling metrics over every configuration except F_max itself"],
     }
