@@ -62,7 +62,9 @@ def _toy_dvfs(n: int = 40) -> tuple[list, np.ndarray, ClockTable]:
     return seqs, np.array(ys), clocks
 
 
-@pytest.mark.parametrize("model", [MeanSurface(), GroupForest(n_estimators=20, min_samples_leaf=2), WuClusters(n_clusters=4)])
+@pytest.mark.parametrize(
+    "model", [MeanSurface(), GroupForest(n_estimators=20, min_samples_leaf=2), WuClusters(n_clusters=4)]
+)
 def test_dvfs_baselines(model) -> None:
     seqs, y, clocks = _toy_dvfs()
     model.fit(seqs[::2], y[::2], clocks)

@@ -8,7 +8,6 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
 from util import FRONTEND_DATA, ROOT
 
 
