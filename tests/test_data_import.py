@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from util import TITANX_DATA
 
 from ptxstatic.data.dataset import benchmark_family, load_dataset
 from ptxstatic.data.gpuptxmodel import import_folder
@@ -16,9 +17,9 @@ from ptxstatic.errors import PtxstaticError, SourceError
 from ptxstatic.models.encoding import writer_distances
 from ptxstatic.ptx.isa import op_info
 
-TITANX = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "gpuptxmodel-gtxtitanx"
+TITANX = TITANX_DATA
 needs_titanx = pytest.mark.skipif(
-    not TITANX.is_dir(), reason=f"GTX Titan X data not found at {TITANX} (../shared/data relative to the repository)"
+    not TITANX.is_dir(), reason=f"GTX Titan X data not found at {TITANX} (set PTXSTATIC_TITANX_DATA)"
 )
 BENCH = TITANX / "microbenchmarks"
 

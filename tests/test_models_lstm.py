@@ -3,12 +3,12 @@ seeded reproducibility, and learning on a subset of the real data."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
+
+from util import TITANX_DATA  # noqa: E402
 
 from ptxstatic.data.dataset import load_dataset  # noqa: E402
 from ptxstatic.data.gpuptxmodel import import_folder  # noqa: E402
@@ -17,7 +17,7 @@ from ptxstatic.models.lstm_numpy import count_inputs, pooling_weights  # noqa: E
 from ptxstatic.models.lstm_train import LstmDvfs  # noqa: E402
 from ptxstatic.models.targets import HEADS  # noqa: E402
 
-TITANX = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "gpuptxmodel-gtxtitanx"
+TITANX = TITANX_DATA
 SMALL = {"embed_size": 6, "hidden_size": 12, "heads": {h: {"hidden": [16, 8], "optimizer": "adam", "lr": 0.01}
                                                         for h in HEADS}}
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -11,7 +12,8 @@ ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "ptx"
 CUDA_SOURCES = ROOT / "tests" / "cuda"
 FRONTEND_DATA = ROOT / "tests" / "data" / "frontend"
-TITANX_DATA = ROOT.parent / "shared" / "data" / "gpuptxmodel-gtxtitanx"
+# The GTX Titan X measurements (not part of the repository): $PTXSTATIC_TITANX_DATA, else ../shared/data beside it.
+TITANX_DATA = Path(os.environ.get("PTXSTATIC_TITANX_DATA") or ROOT.parent / "shared" / "data" / "gpuptxmodel-gtxtitanx")
 
 needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on the PATH")
 needs_ptxas = pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas is not on the PATH")
