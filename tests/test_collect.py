@@ -236,6 +236,50 @@ def test_features_follow_the_launch(suite, tmp_path, monkeypatch):
         assert f[("chain_0", "portable.registers")] > 0 and 0 < f[("chain_0", "portable.occupancy")] <= 1
 
 
+@needs_nvcc
+def test_collected_dataset_trains_evaluates_and_predicts(suite, tmp_path, monkeypatch):
+    """The retraining sequence on a collected dataset: each launch is a sample with its launch features, splits
+    keep a kernel's launches together, and the forests predict absolute time and power for a launch."""
+    pytest.importorskip("sklearn")
+    from ptxstatic.data.dataset import load_dataset
+    from ptxstatic.data.store import DatasetStore
+    from ptxstatic.models.training import train_forest
+
+    monkeypatch.setenv(ENV, str(tmp_path / "board.json"))
+    db = tmp_path / "d.sqlite"
+    collect(CollectOptions(write_manifest(suite, tmp_path, min_seconds=0.02), db, "fake", "fake"))
+    data = load_dataset(DatasetStore(db), "fake")
+    assert len(data) == TOTAL - 1 and len(data.clocks) == 1  # the crash is not a sample
+    assert len(set(data.grouping("benchmark"))) == 4  # chain, copy, diverge, smem: one group per kernel
+    names = data.absolute_feature_names()
+    assert {"threads_per_cta", "ctas", "instructions_total"} <= set(names)
+    X = data.feature_matrix(names)
+    chains = [i for i, n in enumerate(data.names) if n.startswith("chain")]
+    assert len({tuple(X[i]) for i in chains}) == 3  # three launches of one kernel, three feature vectors
+
+    grid = {"n_estimators": [8], "max_features": [1.0], "criterion": ["squared_error"]}
+    for target in ("time", "power"):
+        train_forest(target, data, tmp_path / "models" / f"forest_{target}", grid=grid)
+    card = json.loads((tmp_path / "models" / "forest_time" / "card.json").read_text())
+    assert card["features_per_thread"] is False and "ctas" in card["config"]["features"]
+
+    ev = subprocess.run([sys.executable, "-m", "ptxstatic", "evaluate", "--model", str(tmp_path / "models"),
+                         "--data", str(db), "--format", "json"], capture_output=True, text=True)
+    assert ev.returncode == 0, ev.stderr
+    assert set(json.loads(ev.stdout)["absolute"]) == {"forest_time", "forest_power"}
+
+    base = [sys.executable, "-m", "ptxstatic", "predict", str(suite / "k.ptx"), "--model", str(tmp_path / "models"),
+            "-k", "chain", "--format", "json"]
+    p = subprocess.run([*base, "--launch", "2/64", "--param", "1=128", "--param", "2=8"], capture_output=True,
+                       text=True)
+    assert p.returncode == 0, p.stderr
+    ref = json.loads(p.stdout)["reference"]
+    assert ref["time_ms"] > 0 and ref["power_w"] > 0 and ref["energy_mj"] == pytest.approx(
+        ref["time_ms"] * ref["power_w"], rel=1e-4)
+    p = subprocess.run(base, capture_output=True, text=True)
+    assert p.returncode == 0 and "absolute time needs --launch: not predicted" in json.loads(p.stdout)["notes"]
+
+
 # --------------------------------------------------------------------------------------------------- resume
 @needs_nvcc
 def test_sigkill_mid_run_then_resume_equals_an_uninterrupted_run(suite, tmp_path):

@@ -40,7 +40,9 @@ def parse_launch(spec: str, params: tuple[str, ...]):
 @click.argument("file", metavar="FILE.ptx|FILE.cu")
 @click.option("--gpu", metavar="NAME",
               help=f"GPU of the shipped models to use [default: {DEFAULT_GPU}, or the model's].")
-@click.option("--model", "model_path", metavar="DIR", help="A DVFS model directory instead of the GPU's shipped LSTM.")
+@click.option("--model", "model_path", metavar="DIR",
+              help="A model directory (DVFS model or absolute forest) or a directory of a GPU's models "
+                   "(lstm/, forest_time/, forest_power/) instead of the shipped ones.")
 @click.option("--kernel", "-k", metavar="NAME", help="Only this kernel (default: every kernel in FILE).")
 @click.option("--launch", metavar="GRID/BLOCK|JSON",
               help="Launch configuration: the executed sequence is then estimated from static block counts "
@@ -55,24 +57,18 @@ def parse_launch(spec: str, params: tuple[str, ...]):
 @options.nvcc_flags
 def predict(file: str, gpu: str | None, model_path: str | None, kernel: str | None, launch: str | None,
             params: tuple[str, ...], max_slowdown: str | None, energy_from: str, fmt: str, nvcc_flags: str) -> None:
-    """Predict how each kernel of FILE scales with the GPU's memory and core clocks."""
+    """Predict how each kernel of FILE scales with the GPU's memory and core clocks (DVFS model), and its
+    absolute time and power at the reference clocks (extra-trees forests, where the GPU has them)."""
     from ptxstatic.cli.inputs import load
     from ptxstatic.decisions.clocks import ScalingTable, parse_fraction
     from ptxstatic.errors import PtxstaticError
-    from ptxstatic.models.registry import is_shipped, load_model, shipped
+    from ptxstatic.models.registry import prediction_models
     from ptxstatic.report.dvfs_prediction import prediction_dict, prediction_text
 
-    model = load_model(model_path or shipped(gpu or DEFAULT_GPU, "lstm"))
-    if not model.is_dvfs:
-        raise PtxstaticError(f"{model.directory}: a {model.kind} model does not predict DVFS scaling")
-    gpu_name = str(model.card.get("gpu", gpu or DEFAULT_GPU))
-    if gpu and gpu != gpu_name:
-        raise PtxstaticError(f"{model.directory}: the model is for GPU {gpu_name!r}, not {gpu!r}")
-    absolute = [
-        load_model(shipped(gpu_name, name)) for name in ("forest_time", "forest_power")
-        if model_path is None and is_shipped(gpu_name, name)
-    ]
-    source = model.card.get("energy_source", "head") if energy_from == "model" else energy_from
+    model, absolute = prediction_models(gpu, model_path, DEFAULT_GPU)
+    first = model or absolute[0]
+    gpu_name = str(first.card.get("gpu"))
+    source = (model.card.get("energy_source", "head") if model else "") if energy_from == "model" else energy_from
     slowdown = parse_fraction(max_slowdown) if max_slowdown is not None else None
     the_launch = parse_launch(launch, params) if launch else None
 
@@ -84,9 +80,11 @@ def predict(file: str, gpu: str | None, model_path: str | None, kernel: str | No
     results = []
     for fn in kernels:
         seq, notes = _sequence(module, fn, the_launch)
-        unknown = model.predictor.unknown(seq) if model.kind == "lstm" else {}
-        notes += [f"not seen in training, encoded as unknown: {f} {', '.join(v)}" for f, v in unknown.items()]
-        table = ScalingTable.from_prediction(model.predictor.clocks, model.predictor.predict(seq), source)
+        table = None
+        if model is not None:
+            unknown = model.predictor.unknown(seq) if model.kind == "lstm" else {}
+            notes += [f"not seen in training, encoded as unknown: {f} {', '.join(v)}" for f, v in unknown.items()]
+            table = ScalingTable.from_prediction(model.predictor.clocks, model.predictor.predict(seq), source)
         ref_values = {}
         for m in absolute:
             p = m.predictor
@@ -95,10 +93,11 @@ def predict(file: str, gpu: str | None, model_path: str | None, kernel: str | No
                 continue
             value = p.predict_sequence(seq, (the_launch.threads_per_block, the_launch.blocks) if the_launch else None)
             ref_values["time_ms" if p.target == "time" else "power_w"] = round(value, 6)
-        if ref_values and the_launch is None:
+        if ref_values and not all(m.predictor.needs_launch for m in absolute):
             notes.append("absolute values assume the training data's launches (the model has no launch features)")
-        desc = {"kind": model.kind, "path": str(model.directory), "name": model.card.get("name", model.kind)}
-        results.append(prediction_dict(fn.name, file, gpu_name, desc, table, slowdown, ref_values, notes))
+        desc = {"kind": first.kind, "path": str(first.directory), "name": first.card.get("name", first.kind)}
+        results.append(prediction_dict(fn.name, file, gpu_name, desc, table, slowdown, ref_values, notes,
+                                       first.card.get("target_at")))
     if fmt == "json":
         click.echo(json.dumps(results if len(results) > 1 else results[0], indent=1))
     else:

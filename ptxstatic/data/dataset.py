@@ -7,16 +7,20 @@ time, power and energy at every clock configuration of the GPU.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
+from ptxstatic.data.seq_features import LAUNCH, PORTABLE, TOTALS, portable_features
 from ptxstatic.data.store import ClockConfig, DatasetStore, Run
 from ptxstatic.errors import PtxstaticError
 
 TARGETS = ("time", "power", "energy")
+#: the absolute models' features on data with launches
+LAUNCH_PORTABLE = (*PORTABLE, *LAUNCH, *TOTALS)
 
 
 @dataclass(frozen=True)
@@ -87,6 +91,11 @@ class DvfsDataset:
     kernel_names: list[list[str]] = field(default_factory=list)
     source: str = ""
     license: str = ""
+    #: what keeps samples together in a split by benchmark: the benchmark (imported data) or the kernel's
+    #: source and name (collected data, where each launch is a sample)
+    groups: list[str] = field(default_factory=list)
+    #: each sample's stored features (collected data: per launch, with the launch); {} if not one kernel
+    features: list[dict[str, float]] = field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.names)
@@ -106,7 +115,30 @@ class DvfsDataset:
         return np.stack([self.scaling(t) for t in TARGETS], axis=1)
 
     def families(self) -> list[str]:
-        return [benchmark_family(n) for n in self.names]
+        return [benchmark_family(n.partition("@")[0]) for n in self.names]
+
+    def grouping(self, by: str) -> list[str]:
+        """The group of every sample for a split by ``benchmark`` or by ``family``."""
+        return (self.groups or self.names) if by == "benchmark" else self.families()
+
+    def absolute_feature_names(self) -> tuple[str, ...]:
+        """The features absolute models train on: per thread plus the launch where every sample recorded
+        its launch (measured with ``collect``), else per thread only (imported data has no launches)."""
+        if self.features and all(set(LAUNCH_PORTABLE) <= f.keys() for f in self.features):
+            return LAUNCH_PORTABLE
+        return PORTABLE
+
+    def feature_matrix(self, names: Sequence[str]) -> np.ndarray:
+        """(samples, features) of the named features: stored ones where every sample has them, else
+        per-thread ones computed from the sequences."""
+        if self.features and all(set(names) <= f.keys() for f in self.features):
+            rows = self.features
+        elif set(names) <= set(PORTABLE):
+            rows = [portable_features(r) for r in self.runs]
+        else:
+            raise PtxstaticError(f"the data lacks features {', '.join(sorted(set(names) - set(PORTABLE)))} "
+                                 "(launch features: measure with ptxstatic collect)")
+        return np.array([[f[n] for n in names] for f in rows], dtype=float)
 
     def subset(self, index: np.ndarray | list[int]) -> DvfsDataset:
         idx = [int(i) for i in index]
@@ -114,31 +146,52 @@ class DvfsDataset:
             self, names=[self.names[i] for i in idx], runs=[self.runs[i] for i in idx],
             time=self.time[idx], power=self.power[idx], energy=self.energy[idx],
             kernel_names=[self.kernel_names[i] for i in idx] if self.kernel_names else [],
+            groups=[self.groups[i] for i in idx] if self.groups else [],
+            features=[self.features[i] for i in idx] if self.features else [],
         )
 
 
 def load_dataset(store: DatasetStore, gpu: str, suite: str | None = None) -> DvfsDataset:
-    """Every benchmark measured on ``gpu`` at every clock configuration (optionally of one suite)."""
-    clocks = ClockTable.from_configs(store.clocks(gpu))
-    if not len(clocks):
+    """Every benchmark measured on ``gpu`` at every clock configuration (optionally of one suite).
+
+    A GPU measured only at its default settings (``collect`` without ``--clocks``) has the clocks its board
+    chose, which may differ from sample to sample: its table is then one configuration, the most common one,
+    and each sample's one measurement stands for it (absolute models; there is no scaling to learn).
+    """
+    configs = store.clocks(gpu)
+    if not configs:
         raise PtxstaticError(f"{store.path}: GPU {gpu!r} has no clock configurations")
+    board_chosen = len(configs) > 1 and all(c.is_default for c in configs)
     benches = {b.id: b for b in store.benchmarks(suite)}
-    names, runs, kernel_names, rows = [], [], [], []
+    samples = []
     for bench_id, launch in store.measured(gpu):
-        bench = benches.get(bench_id)
-        if bench is None:
-            continue
-        ms = {(m.f_mem, m.f_core): m for m in store.measurements(bench_id, gpu, launch)}
-        if len(ms) != len(clocks):
-            continue  # not measured at every configuration: unusable for scaling surfaces
-        kernels = store.kernels(bench_id)
+        if bench_id in benches:
+            samples.append((benches[bench_id], launch, store.measurements(bench_id, gpu, launch)))
+    if board_chosen:
+        seen = Counter((m.f_mem, m.f_core) for _, _, ms in samples for m in ms)
+        common = seen.most_common(1)[0][0] if seen else (configs[0].f_mem, configs[0].f_core)
+        clocks = ClockTable((common[0],), (common[1],))
+    else:
+        clocks = ClockTable.from_configs(configs)
+    names, runs, kernel_names, rows, groups, features = [], [], [], [], [], []
+    for bench, launch, measured in samples:
+        if board_chosen:
+            row = measured[:1]
+        else:
+            ms = {(m.f_mem, m.f_core): m for m in measured}
+            if len(ms) != len(clocks):
+                continue  # not measured at every configuration: unusable for scaling surfaces
+            row = [ms[(m, c)] for m, c in zip(clocks.f_mem, clocks.f_core)]
+        kernels = store.kernels(bench.id)
         seq: list[Run] = []
         for k in kernels:
             seq += store.sequence(k.id)
         names.append(bench.name if not launch else f"{bench.name}@{launch}")
         runs.append(seq)
         kernel_names.append([k.name for k in kernels])
-        rows.append([ms[(m, c)] for m, c in zip(clocks.f_mem, clocks.f_core)])
+        rows.append(row)
+        groups.append(bench.source or bench.name)
+        features.append(store.features(kernels[0].id) if len(kernels) == 1 else {})
     if not rows:
         raise PtxstaticError(f"{store.path}: no benchmark is measured at every clock configuration of {gpu!r}")
     info = store.gpu_info(gpu)
@@ -146,6 +199,7 @@ def load_dataset(store: DatasetStore, gpu: str, suite: str | None = None) -> Dvf
         gpu, clocks, names, runs,
         np.array([[m.time_ms for m in r] for r in rows]), np.array([[m.power_w for m in r] for r in rows]),
         np.array([[m.energy_mj for m in r] for r in rows]), kernel_names, info["source"], info["license"],
+        groups, features,
     )
 
 

@@ -36,6 +36,8 @@ PORTABLE = (
     "instructions", *CATEGORIES, *(f"bytes_{s}" for s in SPACES), "fp64_share", "arith_intensity",
 )
 LAUNCH = ("threads_per_cta", "ctas")
+#: totals over all threads of a launch (every per-thread count times the threads)
+TOTALS = tuple(f"{n}_total" for n in PORTABLE if n not in ("fp64_share", "arith_intensity"))
 #: names of the group-histogram features
 GROUP_FEATURES = (*(f"share_{g}" for g in isa.GROUPS), "log_instructions")
 
@@ -73,9 +75,8 @@ def portable_features(
     if launch is not None:
         threads_per_cta, ctas = launch
         threads = threads_per_cta * ctas
-        for name in PORTABLE:
-            if name not in ("fp64_share", "arith_intensity"):
-                f[f"{name}_total"] = f[name] * threads
+        for total in TOTALS:
+            f[total] = f[total.removesuffix("_total")] * threads
         f["threads_per_cta"], f["ctas"] = float(threads_per_cta), float(ctas)
     return f
 

@@ -73,3 +73,30 @@ def shipped(gpu: str, name: str) -> Path:
             f"no shipped {name} model for GPU {gpu!r} under {root} (GPUs with models: {', '.join(gpus) or 'none'})"
         )
     return path
+
+
+def prediction_models(gpu: str | None, path: str | Path | None, default_gpu: str) -> tuple[LoadedModel | None,
+                                                                                           list[LoadedModel]]:
+    """The DVFS model and the absolute forests ``predict`` uses: those shipped for ``gpu``, or those at ``path``
+    (a DVFS model, a forest, or a directory of models such as ``trained/NAME``). At least one is found, and all
+    are for the same GPU (``gpu`` if given)."""
+    if path is None:
+        root = models_root() / (gpu or default_gpu)
+        if not any(is_shipped(root.name, n) for n in ("lstm", "forest_time", "forest_power")):
+            shipped(root.name, "lstm")  # raises, naming the GPUs that have models
+    else:
+        root = Path(path)
+    if (root / "card.json").is_file() or root.name == "card.json":
+        models = [load_model(root)]
+    else:
+        names = [n for n in ("lstm", "forest_time", "forest_power") if (root / n / "card.json").is_file()]
+        if not names:
+            raise PtxstaticError(f"{root}: no model (a card.json, or lstm/, forest_time/, forest_power/ under it)")
+        models = [load_model(root / n) for n in names]
+    gpus = {str(m.card.get("gpu")) for m in models}
+    if len(gpus) > 1:
+        raise PtxstaticError(f"{root}: the models are for different GPUs: {', '.join(sorted(gpus))}")
+    if gpu is not None and gpus != {gpu}:
+        raise PtxstaticError(f"{models[0].directory}: the model is for GPU {gpus.pop()!r}, not {gpu!r}")
+    dvfs = [m for m in models if m.is_dvfs]
+    return (dvfs[0] if dvfs else None), [m for m in models if m.kind == "forest"]

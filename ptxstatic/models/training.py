@@ -13,7 +13,6 @@ from pathlib import Path
 import numpy as np
 
 from ptxstatic.data.dataset import DvfsDataset
-from ptxstatic.data.seq_features import PORTABLE, portable_features
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.models.artifacts import save_model
 from ptxstatic.models.baselines import GroupForest, MeanSurface, WuClusters
@@ -60,7 +59,7 @@ def library_versions() -> dict[str, str]:
 
 def cv_folds(data: DvfsDataset, k: int, grouping: str, seed: int = 0, always_train: int = 0) -> Folds:
     """Grouped (by benchmark or family) k folds, stratified by short/medium/long time at the reference."""
-    groups = data.names if grouping == "benchmark" else data.families()
+    groups = data.grouping(grouping)
     durations = np.log(data.time[:, data.clocks.reference])
     longest = list(np.argsort(-durations)[:always_train])
     return grouped_folds(groups, duration_classes(durations), k, seed, longest)
@@ -138,24 +137,20 @@ def _fit_with_progress(
     progress("training on all samples", 1, 1)
 
 
-def absolute_features(data: DvfsDataset) -> np.ndarray:
-    """Portable features (per thread; the data records no launch) of every sample, in ``PORTABLE`` order."""
-    rows = [portable_features(r) for r in data.runs]
-    return np.array([[f[n] for n in PORTABLE] for f in rows])
-
-
 def nested_cv_absolute(
     data: DvfsDataset, target: str, k: int, grouping: str, seed: int = 0, grid: dict | None = None,
     on_fold: Callable[[int], None] | None = None,
 ) -> dict:
     """Outer grouped k-fold (stratified by duration, the five longest always training) around the grid
     search; returns absolute metrics of the out-of-fold predictions at the reference configuration."""
-    X, y = absolute_features(data), data.values(target)[:, data.clocks.reference]
-    groups = data.names if grouping == "benchmark" else data.families()
+    names = data.absolute_feature_names()
+    X, y = data.feature_matrix(names), data.values(target)[:, data.clocks.reference]
+    groups = data.grouping(grouping)
     pred = np.full(len(y), np.nan)
     folds = cv_folds(data, k, grouping, seed, always_train=5)
     for i, (train, test) in enumerate(folds):
-        model = AbsoluteForest(target=target, grid=grid, seed=seed).fit(X[train], y[train], [groups[j] for j in train])
+        model = AbsoluteForest(target=target, grid=grid, feature_names=names, seed=seed)
+        model.fit(X[train], y[train], [groups[j] for j in train])
         pred[test] = model.predict(X[test])
         if on_fold:
             on_fold(i)
@@ -171,9 +166,9 @@ def train_forest(
     """Train the absolute ``target`` forest on all of ``data`` (grid search grouped by ``grouping``)."""
     if progress:
         progress("grid search on all samples", 0, 1)
-    groups = data.names if grouping == "benchmark" else data.families()
-    model = AbsoluteForest(target=target, grid=grid, seed=seed).fit(
-        absolute_features(data), data.values(target)[:, data.clocks.reference], groups,
+    names = data.absolute_feature_names()
+    model = AbsoluteForest(target=target, grid=grid, feature_names=names, seed=seed).fit(
+        data.feature_matrix(names), data.values(target)[:, data.clocks.reference], data.grouping(grouping),
     )
     arrays, config = model.export()
     split = f"grid search grouped by {grouping} on all {len(data)} samples" + (
@@ -184,7 +179,7 @@ def train_forest(
     card = _card(data, f"forest_{target}", params, split, cv_metrics)
     card["target_at"] = {"f_mem_mhz": data.clocks.f_mem[data.clocks.reference],
                          "f_core_mhz": data.clocks.f_core[data.clocks.reference]}
-    card["features_per_thread"] = True
+    card["features_per_thread"] = "threads_per_cta" not in names
     return save_model(out, "forest", arrays, config, card)
 
 

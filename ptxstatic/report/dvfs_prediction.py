@@ -4,21 +4,33 @@ from __future__ import annotations
 
 from ptxstatic.decisions.clocks import ScalingTable, min_energy, pareto_set
 
+ABSOLUTE = ("time_ms", "power_w", "energy_mj")
+
 
 def prediction_dict(
-    kernel: str, file: str, gpu: str, model: dict, table: ScalingTable, max_slowdown: float | None,
-    absolute: dict[str, float] | None = None, notes: list[str] | None = None,
+    kernel: str, file: str, gpu: str, model: dict, table: ScalingTable | None, max_slowdown: float | None,
+    absolute: dict[str, float] | None = None, notes: list[str] | None = None, reference: dict | None = None,
 ) -> dict:
     """Everything ``ptxstatic predict`` reports for one kernel.
 
     ``absolute``: predicted time (ms) and/or power (W) at the reference configuration, if known; every
-    configuration then also gets absolute values (energy in mJ when both are known).
+    configuration then also gets absolute values (energy in mJ when both are known). Without a scaling
+    ``table`` (a GPU with absolute models only) there are no configurations, and ``reference`` gives the
+    clocks the absolute values are for.
     """
+    absolute = absolute or {}
+    if "time_ms" in absolute and "power_w" in absolute:
+        absolute["energy_mj"] = round(absolute["time_ms"] * absolute["power_w"], 6)
+    if table is None:
+        return {
+            "kernel": kernel, "file": file, "gpu": gpu, "model": model, "reference": {**(reference or {}), **absolute},
+            "energy_source": None, "max_slowdown": max_slowdown, "min_energy": None, "pareto": [], "configs": [],
+            "notes": notes or [],
+        }
     clocks = table.clocks
     ref = clocks.reference
     best = min_energy(table, max_slowdown)
     front = pareto_set(table, max_slowdown)
-    absolute = absolute or {}
     rows = []
     for i in range(len(clocks)):
         row = {
@@ -57,12 +69,14 @@ def prediction_dict(
 def prediction_text(d: dict) -> str:
     """A compact table: one line per configuration, ``*`` the minimum-energy one, ``p`` Pareto members."""
     ref = d["reference"]
-    lines = [
-        f"kernel {d['kernel']} ({d['file']}) on {d['gpu']}, model {d['model']['kind']} ({d['model']['path']})",
-        f"scaling relative to F_max = mem {ref['f_mem_mhz']} MHz, core {ref['f_core_mhz']} MHz"
-        + "".join(f", {k.replace('_', ' ')} {v:.4g}" for k, v in ref.items() if k in ("time_ms", "power_w")),
-    ]
-    absolute = [k for k in ("time_ms", "power_w", "energy_mj") if k in d["configs"][0]]
+    values = "".join(f", {k.replace('_', ' ')} {v:.4g}" for k, v in ref.items() if k in ABSOLUTE)
+    clocks = f"mem {ref.get('f_mem_mhz', '?')} MHz, core {ref.get('f_core_mhz', '?')} MHz"
+    lines = [f"kernel {d['kernel']} ({d['file']}) on {d['gpu']}, model {d['model']['kind']} ({d['model']['path']})"]
+    if not d["configs"]:
+        lines.append(f"absolute at {clocks}{values}" if values else "no prediction")
+        return "\n".join(lines + [f"note: {n}" for n in d["notes"]])
+    lines.append(f"scaling relative to F_max = {clocks}{values}")
+    absolute = [k for k in ABSOLUTE if k in d["configs"][0]]
     header = f"   {'mem':>5} {'core':>5} {'time':>7} {'power':>7} {'energy':>7}" + "".join(
         f" {k.replace('_', ' '):>10}" for k in absolute
     )
