@@ -59,7 +59,10 @@ def portable_features(
     """
     f = dict.fromkeys(PORTABLE, 0.0)
     fp64 = 0.0
+    merged: dict[SeqItem, float] = {}
     for item, count in runs:
+        merged[item] = merged.get(item, 0) + count
+    for item, count in merged.items():
         f["instructions"] += count
         category = CATEGORY.get(item.group)
         if category:

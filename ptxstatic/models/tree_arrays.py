@@ -71,19 +71,21 @@ class TreeEnsemble:
         ):
             raise PtxstaticError(f"tree ensemble {prefix!r} has inconsistent arrays")
         self.n_features = n_features
+        # the walk's tables: children[2 * node + go_right]; a leaf is its own child and never goes right
+        leaf, index = ~internal, np.arange(n)
+        self._children = np.stack([np.where(leaf, index, self.left), np.where(leaf, index, self.right)], 1).ravel()
+        self._feature = np.where(leaf, 0, self.feature)
+        self._threshold = np.where(leaf, np.inf, self.threshold)
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         """(samples, outputs) mean leaf value over the trees."""
         X = np.asarray(X, dtype=np.float32).astype(np.float64)  # scikit-learn compares float32 features
         if X.ndim != 2 or X.shape[1] != self.n_features:
             raise PtxstaticError(f"expected {self.n_features} features, got an array of shape {X.shape}")
-        nodes = np.broadcast_to(self.roots, (X.shape[0], len(self.roots))).copy()
-        rows = np.arange(X.shape[0])[:, None]
-        for _ in range(self.depth):
-            left = self.left[nodes]
-            internal = left >= 0
-            if not internal.any():
-                break
-            go_left = X[rows, self.feature[nodes]] <= self.threshold[nodes]
-            nodes = np.where(internal, np.where(go_left, left, self.right[nodes]), nodes)
-        return self.value[nodes].mean(axis=1)
+        n, k = X.shape[0], len(self.roots)
+        nodes = np.tile(self.roots, n)  # (sample, tree) flattened
+        offset = np.repeat(np.arange(n) * self.n_features, k)
+        flat = X.ravel()
+        for _ in range(self.depth):  # leaves loop onto themselves, so every walk takes ``depth`` steps
+            nodes = self._children[2 * nodes + (flat[offset + self._feature[nodes]] > self._threshold[nodes])]
+        return self.value[nodes].reshape(n, k, -1).mean(axis=1)
