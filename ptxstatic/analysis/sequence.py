@@ -7,6 +7,7 @@ from typing import NamedTuple
 
 from ptxstatic.analysis.registers import operand_registers
 from ptxstatic.ptx.ast import Function, Instruction
+from ptxstatic.ptx.isa import OpInfo
 
 #: dependency kinds, in the order models encode them
 DEP_KINDS = ("none", "arith", "global_load", "shared_load", "other_mem")
@@ -31,9 +32,8 @@ class SeqItem(NamedTuple):
         return self.n_src + self.n_dst
 
 
-def dep_kind_of(producer: Instruction) -> str:
-    """What kind of value an instruction produces, as a dependency of a later one."""
-    info = producer.info
+def producer_kind(info: OpInfo) -> str:
+    """What kind of value an instruction of this opcode produces, as a dependency of a later one."""
     if not info.is_load:
         return "arith"
     if info.space == "global":
@@ -66,7 +66,7 @@ def instruction_sequence(instructions: Iterable[Instruction]) -> list[SeqItem]:
         st = static.get(ins.opcode)
         if st is None:
             info = ins.info
-            st = static[ins.opcode] = (info.opcode, info.group, info.space, info.dtype, info.vec, dep_kind_of(ins))
+            st = static[ins.opcode] = (info.opcode, info.group, info.space, info.dtype, info.vec, producer_kind(info))
         kinds.append(st[5])
         n_dst = 1 if has_dst else 0
         out.append(SeqItem(

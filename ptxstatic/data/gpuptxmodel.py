@@ -31,7 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ptxstatic.analysis.sequence import SeqItem
+from ptxstatic.analysis.sequence import SeqItem, producer_kind
 from ptxstatic.data.seq_features import portable_features
 from ptxstatic.data.store import ClockConfig, DatasetStore, Measurement, run_length
 from ptxstatic.errors import PtxstaticError, SourceError
@@ -74,17 +74,6 @@ def _int_lines(path: Path) -> list[int]:
 def writes_register(info: OpInfo) -> bool:
     """Whether an instruction of this opcode writes a destination register."""
     return not (info.is_store or info.first_operand_read or info.opcode in ("ret", "exit", "trap", "brkpt"))
-
-
-def producer_kind(info: OpInfo) -> str:
-    """Dependency kind of a value produced by an instruction of this opcode (see ``DEP_KINDS``)."""
-    if not info.is_load:
-        return "arith"
-    if info.space == "global":
-        return "global_load"
-    if info.space == "shared":
-        return "shared_load"
-    return "other_mem"
 
 
 def decode_kernel(codes_path: Path, readable_path: Path, isa_table: list[str]) -> list[SeqItem]:
