@@ -107,10 +107,16 @@ def run(manifest: Path, db: Path, *extra: str, env: dict | None = None) -> subpr
          "--device", "fake", *extra], capture_output=True, text=True, env=env)
 
 
+def _interruptible() -> None:
+    """In the child: Ctrl-C acts, even when the tests run where SIGINT is ignored (a background job)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start(manifest: Path, db: Path, *extra: str, env: dict) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-m", "ptxstatic", "collect", "--manifest", str(manifest), "--db", str(db), "--gpu", "fake",
-         "--device", "fake", *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+         "--device", "fake", *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        preexec_fn=_interruptible)
 
 
 def rows(db: Path, sql: str, args: tuple = ()) -> list[tuple]:
