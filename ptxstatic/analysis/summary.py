@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import asdict, dataclass, field
+from operator import attrgetter
 
 from ptxstatic.analysis.cfg import BlockGraph, build_cfg
 from ptxstatic.analysis.sequence import DEP_KINDS, kernel_sequence
@@ -101,9 +102,11 @@ def summarize(fn: Function, module: Module | None = None, cfg: BlockGraph | None
     cfg = cfg or build_cfg(fn)
     ins = fn.instructions
     seq = kernel_sequence(fn)
-    with_dep = [s.dep_distance for s in seq if s.dep_distance]
-    kinds = Counter(s.dep_kind for s in seq)
-    hist = Counter(_bucket(d) for d in with_dep)
+    with_dep = [d for d in map(attrgetter("dep_distance"), seq) if d]
+    kinds = Counter(map(attrgetter("dep_kind"), seq))
+    hist: Counter[str] = Counter()
+    for d, n in Counter(with_dep).items():
+        hist[_bucket(d)] += n
     decls = [s for s in fn.statements if isinstance(s, VarDecl)]
     shared_globals = [g for g in module.globals if g.space == "shared"] if module is not None else []
     if shared_globals:
@@ -140,8 +143,8 @@ def summarize(fn: Function, module: Module | None = None, cfg: BlockGraph | None
         loops=loops,
         max_loop_depth=max((lp.depth for lp in cfg.loops), default=0),
         irreducible=cfg.irreducible if cfg.loops or len(cfg.blocks) > 2 else False,
-        mix=dict(Counter(s.group for s in seq).most_common()),
-        guarded=sum(1 for i in ins if i.guard is not None),
+        mix=dict(Counter(map(attrgetter("group"), seq)).most_common()),
+        guarded=sum(map(attrgetter("guarded"), seq)),
         dep_kinds={k: kinds[k] for k in DEP_KINDS if kinds[k]},
         dep_distance_mean=round(sum(with_dep) / len(with_dep), 3) if with_dep else 0.0,
         dep_distance_hist={b: hist[b] for b in [_bucket(d) for d in (1, 2, 3, 5, 9, 17, 33)] if hist[b]},
