@@ -99,23 +99,31 @@ def test_shape_cache_round_trip_and_tampering(tmp_path, monkeypatch):
 
     monkeypatch.setenv("PTXSTATIC_CACHE_DIR", str(tmp_path))
     text = (FRONTEND_DATA / "small_sm80_lineinfo.ptx").read_text()
+    (tmp_path / "shapes-0123456789abcdef0123.json").write_text("{}")  # a cache of an earlier version
     first = P.StatementParser(use_cache=True)
     monkeypatch.setattr(P, "_statements", first)
     expected = parse_text(text, "a.ptx")
     first.flush()
+    assert [p.name for p in tmp_path.iterdir()] == [shape_cache.cache_file().name]  # the old one is removed
     path = shape_cache.cache_file()
-    data = json.loads(path.read_text())
-    assert len(data["shapes"]) > 20
+    head, *entries = path.read_text().splitlines()
+    assert len(entries) > 20
 
-    monkeypatch.setattr(P, "_statements", P.StatementParser(use_cache=True))
-    assert sum(len(s.builders) for s in P._statements._shapes.values()) == len(data["shapes"])
+    fresh = P.StatementParser(use_cache=True)
+    monkeypatch.setattr(P, "_statements", fresh)
+    assert not fresh._shapes  # nothing decoded before a statement of its shape appears
     again = parse_text(text, "a.ptx")
     assert again == expected
     assert [i.line for i in again.kernels[0].instructions] == [i.line for i in expected.kernels[0].instructions]
+    assert not fresh._stored and not fresh._new  # every shape came from the cache, none from the grammar
+    assert sum(len(s.builders) for s in fresh._shapes.values()) == len(entries)
 
-    for entry in data["shapes"]:  # make every cached template name a function instead of an AST node
-        entry[5] = {"n": "__import__", "a": ["os"]}
-    path.write_text(json.dumps(data))
+    bad = []
+    for line in entries:  # make every cached template name a function instead of an AST node
+        key, _, entry = line.partition("\t")
+        fixed, values, _ = json.loads(entry)
+        bad.append(f"{key}\t{json.dumps([fixed, values, {'n': '__import__', 'a': ['os']}])}")
+    path.write_text("\n".join([head, *bad, entries[0][:15], "[1,\t[2"]) + "\n")  # and truncated lines
     monkeypatch.setattr(P, "_statements", P.StatementParser(use_cache=True))
     assert parse_text(text, "a.ptx") == expected  # each bad entry falls back to the grammar
 

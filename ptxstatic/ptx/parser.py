@@ -112,22 +112,34 @@ class StatementParser:
     """
 
     def __init__(self, use_cache: bool = True) -> None:
-        regex, entries = shape_cache.load() if use_cache else (None, [])
+        regex, stored = shape_cache.load() if use_cache else (None, {})
         self._value_re = re.compile(regex) if regex else _value_pattern()
         self._shapes: dict[tuple[str, str, str], _Shape] = {}
+        self._stored = stored  # shapes on disk not yet used by this process, by shape_cache.shape_key
         self._new: list[list[Any]] = []
-        for rule, text_shape, sig, fixed, fixed_values, data in entries:
-            shape = self._shapes.setdefault((rule, text_shape, sig), _Shape(tuple(fixed)))
-            if shape.fixed == tuple(fixed):
-                key = tuple(fixed_values)
-                shape.builders[key] = _lazy_builder(shape, key, data)
+
+    def _from_disk(self, shape_key: tuple[str, str, str]) -> _Shape | None:
+        """The shape as the disk cache knows it (its templates decoded when first used), if it does."""
+        entries = self._stored.pop(shape_cache.shape_key(*shape_key), None) if self._stored else None
+        if not entries:
+            return None
+        shape: _Shape | None = None
+        for entry in entries:
+            try:
+                fixed, values, data = shape_cache.decode_entry(entry)
+            except ValueError:
+                continue
+            shape = shape or self._shapes.setdefault(shape_key, _Shape(fixed))
+            if shape.fixed == fixed:
+                shape.builders[values] = _lazy_builder(shape, values, data)
+        return shape
 
     def parse(self, rule: str, text: str, filename: str, line: int, col: int, source: str) -> Any:
         parts = self._value_re.split(text)  # text, value, text, value, ..., text
         values = parts[1::2]
         # the shape: the text around the values, and each value's first character (its token kind)
         shape_key = (rule, "\x00".join(parts[0::2]), "".join([v[0] for v in values]))
-        shape = self._shapes.get(shape_key)
+        shape = self._shapes.get(shape_key) or self._from_disk(shape_key)
         if shape is not None and shape.cacheable:
             build = shape.builders.get(tuple([values[i] for i in shape.fixed]) if shape.fixed else ())
             if build is not None:

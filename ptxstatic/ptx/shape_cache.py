@@ -1,9 +1,13 @@
 """A cache of compiled statement shapes on disk, so a new process skips the grammar for shapes it has seen.
 
-The file holds plain JSON: the value regex and, per shape, which values are fixed and the template as
-data (AST node names, slots, literals). Loading validates every node against the AST classes; nothing in
-the file is executed. The file is keyed by a hash of the grammar, the builder and the AST, and is written
-atomically. ``PTXSTATIC_CACHE_DIR`` moves it; ``PTXSTATIC_NO_CACHE=1`` turns it off.
+The file is plain JSON text, one line per entry after a header line (fingerprint, value regex): the shape's
+key ``[rule, text around the values, value kinds]`` as JSON, a tab, then ``[fixed value positions, their
+values, template as data]`` as JSON. Loading reads only the keys; an entry's template is decoded and
+validated against the AST classes when a statement of its shape first appears, so a large cache costs
+little to open. Nothing in the file is executed. The file is keyed by a hash of the grammar, the builder and
+the AST, written atomically, and holds at most ``MAX_DISK_ENTRIES`` entries (the most recently added);
+files of other fingerprints are removed when it is written. ``PTXSTATIC_CACHE_DIR`` moves it;
+``PTXSTATIC_NO_CACHE=1`` turns it off.
 """
 
 from __future__ import annotations
@@ -12,13 +16,15 @@ import hashlib
 import json
 import os
 import tempfile
+import time
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from ptxstatic.ptx.grammar import grammar_path
 
-MAX_ENTRIES = 100_000
+MAX_ENTRIES = 100_000  # shapes kept in memory by one process
+MAX_DISK_ENTRIES = 50_000
 
 
 @cache
@@ -35,37 +41,76 @@ def cache_file() -> Path | None:
         return None
     base = os.environ.get("PTXSTATIC_CACHE_DIR")
     root = Path(base) if base else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ptxstatic"
-    return root / f"shapes-{fingerprint()}.json"
+    return root / f"shapes-{fingerprint()}.jsonl"
 
 
-def load() -> tuple[str | None, list[list[Any]]]:
-    """(value regex, shape entries) from the cache, or (None, []) when there is no usable cache."""
+def shape_key(rule: str, text_shape: str, sig: str) -> str:
+    """The text that stands for a shape in the file (and in the dict ``load`` returns)."""
+    return json.dumps([rule, text_shape, sig], separators=(",", ":"))
+
+
+def load() -> tuple[str | None, dict[str, list[str]]]:
+    """(value regex, {shape key: [undecoded entry, ...]}) from the cache, or (None, {}) without a usable one.
+    Decode an entry with :func:`decode_entry`."""
     path = cache_file()
     if path is None or not path.is_file():
-        return None, []
+        return None, {}
     try:
-        data = json.loads(path.read_text())
-        if data.get("fingerprint") != fingerprint() or not isinstance(data.get("shapes"), list):
-            return None, []
-        return str(data["value_regex"]), [e for e in data["shapes"] if isinstance(e, list) and len(e) == 6]
-    except (OSError, ValueError, KeyError, TypeError):
-        return None, []
+        head, _, rest = path.read_text().partition("\n")
+        header = json.loads(head)
+        if header.get("fingerprint") != fingerprint():
+            return None, {}
+        regex = str(header["value_regex"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None, {}
+    entries: dict[str, list[str]] = {}
+    for line in rest.splitlines():
+        key, tab, entry = line.partition("\t")
+        if tab:
+            entries.setdefault(key, []).append(entry)
+    return regex, entries
+
+
+def decode_entry(entry: str) -> tuple[tuple[int, ...], tuple[str, ...], Any]:
+    """(fixed positions, fixed values, template data) of one entry; ValueError if it is malformed."""
+    try:
+        fixed, values, data = json.loads(entry)
+        return tuple(int(i) for i in fixed), tuple(str(v) for v in values), data
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"malformed shape cache entry: {exc}") from None
 
 
 def save(value_regex: str, entries: list[list[Any]]) -> None:
-    """Merge ``entries`` into the cache file (best effort: a cache that cannot be written is skipped)."""
+    """Merge ``entries`` (``[rule, text_shape, sig, fixed, fixed_values, template data]``) into the cache file
+    (best effort: a cache that cannot be written is skipped)."""
     path = cache_file()
     if path is None or not entries:
         return
-    _, old = load()
-    seen = {json.dumps(e[:5]) for e in entries}
-    merged = [e for e in old if json.dumps(e[:5]) not in seen] + entries
-    data = {"fingerprint": fingerprint(), "value_regex": value_regex, "shapes": merged[-MAX_ENTRIES:]}
+    lines = {}
+    old_regex, old = load()
+    if old_regex == value_regex:
+        lines = {f"{key}\t{e}": None for key, es in old.items() for e in es}
+    for rule, text_shape, sig, fixed, fixed_values, data in entries:
+        line = f"{shape_key(rule, text_shape, sig)}\t{json.dumps([fixed, fixed_values, data], separators=(',', ':'))}"
+        lines.pop(line, None)
+        lines[line] = None  # newest last
+    kept = list(lines)[-MAX_DISK_ENTRIES:]
+    header = json.dumps({"fingerprint": fingerprint(), "value_regex": value_regex})
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".shapes-", suffix=".tmp")
         with os.fdopen(fd, "w") as f:
-            json.dump(data, f, separators=(",", ":"))
+            f.write("\n".join([header, *kept]) + "\n")
         os.replace(tmp, path)
+        _remove_stale(path)
     except OSError:
         pass
+
+
+def _remove_stale(current: Path) -> None:
+    """Cache files of other fingerprints, and temporary files abandoned more than an hour ago."""
+    now = time.time()
+    for p in current.parent.iterdir():
+        stale_tmp = p.name.startswith(".shapes-") and p.suffix == ".tmp" and now - p.stat().st_mtime > 3600
+        if (p.name.startswith("shapes-") and p != current) or stale_tmp:
+            p.unlink(missing_ok=True)
