@@ -15,10 +15,6 @@ from ptxstatic.models.targets import HEADS, TargetTransform
 POOLINGS = ("last", "last+mean")
 
 
-def _sigmoid(x: np.ndarray) -> np.ndarray:
-    return 0.5 * (np.tanh(0.5 * x) + 1.0)
-
-
 def count_inputs(counts: np.ndarray, scale: float) -> np.ndarray:
     """The numeric input of each step: scaled log(1 + repeat count)."""
     return np.log1p(counts) * scale
@@ -101,16 +97,20 @@ class LstmPredictor:
         )
         for w_ih, w_hh_t, b in self.layers:
             hidden = w_hh_t.shape[1]
-            pre = np.matmul(x, w_ih.transpose(0, 2, 1)) + b[:, None, :]
+            # gates i, f, g, o from one tanh: sigmoid(z) = 0.5 tanh(z / 2) + 0.5, so the i, f, o
+            # pre-activations are halved and the tanh mapped back by one multiply-add
+            half = np.full(4 * hidden, 0.5)
+            half[2 * hidden:3 * hidden] = 1.0
+            offset = np.where(half == 0.5, 0.5, 0.0)
+            pre = (np.matmul(x, w_ih.transpose(0, 2, 1)) + b[:, None, :]) * half
+            w_rec = w_hh_t * half
             h = np.zeros((m, 1, hidden))
             c = np.zeros((m, 1, hidden))
             out = np.empty((m, steps, hidden))
             for t in range(steps):
-                g = pre[:, t:t + 1] + np.matmul(h, w_hh_t)
-                gi, gf = _sigmoid(g[..., :hidden]), _sigmoid(g[..., hidden:2 * hidden])
-                gg, go = np.tanh(g[..., 2 * hidden:3 * hidden]), _sigmoid(g[..., 3 * hidden:])
-                c = gf * c + gi * gg
-                h = go * np.tanh(c)
+                a = np.tanh(pre[:, t:t + 1] + np.matmul(h, w_rec)) * half + offset
+                c = a[..., hidden:2 * hidden] * c + a[..., :hidden] * a[..., 2 * hidden:3 * hidden]
+                h = a[..., 3 * hidden:] * np.tanh(c)
                 out[:, t:t + 1] = h
             x = out
         if self.pooling == "last+mean":
