@@ -19,34 +19,13 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from synthetic_launch import synthetic_launch
+
 from ptxstatic.counts.emulator import EmulationError, emulate
-from ptxstatic.counts.launch import Buffer, Launch
 from ptxstatic.errors import PtxstaticError
-from ptxstatic.ptx.ast import Function, Module
 from ptxstatic.ptx.parser import parse_file
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "ptx"
-
-
-def synthetic_launch(module: Module, fn: Function) -> Launch:
-    """Arguments and a small grid for a kernel whose real launch is unknown."""
-    threads = 128
-    for name in ("reqntid", "maxntid"):
-        d = fn.directive(name)
-        if d is not None and d.values:
-            threads = min(threads, int(d.values[0]) * (int(d.values[1]) if len(d.values) > 1 else 1))
-    args: dict[str, int | float | Buffer] = {}
-    for decl in fn.params or ():
-        for d in decl.names:
-            if d.dims:
-                args[d.name] = 0
-            elif decl.dtype in ("u64", "b64", "s64"):
-                args[d.name] = Buffer("u32", 1 << 18)
-            elif decl.dtype in ("f32", "f64"):
-                args[d.name] = 1.0
-            else:
-                args[d.name] = 16
-    return Launch(grid=(2, 1, 1), block=(threads, 1, 1), shared_bytes=16384, args=args)
 
 
 def classify(message: str) -> str:
@@ -78,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
         for fn in module.kernels:
             t0 = time.perf_counter()
             try:
-                emulate(module, fn, synthetic_launch(module, fn), max_steps=opts.max_steps)
+                emulate(module, fn, synthetic_launch(fn, 128, 1.0, 16, 16), max_steps=opts.max_steps)
                 kind, why = "ok", ""
             except EmulationError as exc:
                 kind, why = classify(str(exc)), str(exc)

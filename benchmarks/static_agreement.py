@@ -24,6 +24,8 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from synthetic_launch import synthetic_launch
+
 from ptxstatic.counts.launch import Buffer, Launch
 from ptxstatic.counts.model import BlockCounts
 from ptxstatic.counts.static import estimate_counts
@@ -34,29 +36,6 @@ from ptxstatic.ptx.parser import parse_file
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = [ROOT / "tests" / "fixtures" / "ptx", ROOT / "tests" / "data" / "static"]
 FILLS = [("zeros", 0.0, 0), ("iota", 0.0, 0), ("random", 0.0, 1), ("random", 0.0, 2), ("const", -1.0, 0)]
-
-
-def synthetic_launch(fn: Function) -> Launch:
-    """A small launch whose last CTA is partly out of range for the usual ``i < n`` guards."""
-    threads = 96
-    for name in ("reqntid", "maxntid"):
-        d = fn.directive(name)
-        if d is not None and d.values:
-            threads = min(threads, int(d.values[0]) * (int(d.values[1]) if len(d.values) > 1 else 1))
-    args: dict[str, int | float | Buffer] = {}
-    for decl in fn.params or ():
-        for d in decl.names:
-            if d.dims:
-                args[d.name] = 0
-            elif decl.dtype in ("u64", "b64", "s64"):
-                args[d.name] = Buffer("u32", 1 << 18)
-            elif decl.dtype in ("f32", "f64"):
-                args[d.name] = 1.5
-            elif decl.dtype in ("u32", "s32", "b32"):
-                args[d.name] = 40
-            else:
-                args[d.name] = 0
-    return Launch(grid=(2, 1, 1), block=(threads, 1, 1), shared_bytes=16384, args=args)
 
 
 def with_fill(launch: Launch, fill: tuple[str, float, int]) -> Launch:
@@ -127,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{path}: cannot parse: {exc}", file=sys.stderr)
             continue
         for fn in module.kernels:
-            launch = synthetic_launch(fn)
+            launch = synthetic_launch(fn, 96, 1.5, 40, 0)
             try:
                 refs = references(module, fn, launch, opts.gpu)
             except Exception as exc:  # the reference cannot run this kernel: not part of the comparison
