@@ -19,11 +19,9 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from synthetic_launch import synthetic_launch
+from corpus import kernels, ptx_files, synthetic_launch
 
 from ptxstatic.counts.emulator import EmulationError, emulate
-from ptxstatic.errors import PtxstaticError
-from ptxstatic.ptx.parser import parse_file
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "ptx"
 
@@ -44,28 +42,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-steps", type=int, default=200_000)
     ap.add_argument("-v", "--verbose", action="store_true", help="print every kernel's outcome")
     opts = ap.parse_args(argv)
-    files = sorted(f for p in opts.paths for f in ([p] if p.is_file() else p.rglob("*.ptx")))
+    files = ptx_files(opts.paths)
     outcomes: Counter[str] = Counter()
     reasons: Counter[str] = Counter()
     start = time.perf_counter()
-    for path in files:
+    for path, module, fn in kernels(files):
+        t0 = time.perf_counter()
         try:
-            module = parse_file(path, recover=True)
-        except PtxstaticError as exc:
-            print(f"{path}: cannot parse: {exc}", file=sys.stderr)
-            continue
-        for fn in module.kernels:
-            t0 = time.perf_counter()
-            try:
-                emulate(module, fn, synthetic_launch(fn, 128, 1.0, 16, 16), max_steps=opts.max_steps)
-                kind, why = "ok", ""
-            except EmulationError as exc:
-                kind, why = classify(str(exc)), str(exc)
-                reasons[f"{kind}: {re.sub(r'^.*?:[0-9]+: ', '', why)[:100]}"] += 1
-            outcomes[kind] += 1
-            if opts.verbose:
-                where = path.relative_to(path.parents[2])
-                print(f"{kind:12s} {time.perf_counter() - t0:6.2f}s {where} {fn.name} {why}")
+            emulate(module, fn, synthetic_launch(fn, 128, 1.0, 16, 16), max_steps=opts.max_steps)
+            kind, why = "ok", ""
+        except EmulationError as exc:
+            kind, why = classify(str(exc)), str(exc)
+            reasons[f"{kind}: {re.sub(r'^.*?:[0-9]+: ', '', why)[:100]}"] += 1
+        outcomes[kind] += 1
+        if opts.verbose:
+            where = path.relative_to(path.parents[2])
+            print(f"{kind:12s} {time.perf_counter() - t0:6.2f}s {where} {fn.name} {why}")
     total = sum(outcomes.values())
     print(f"{len(files)} files, {total} kernels in {time.perf_counter() - start:.1f}s")
     for kind in ("ok", "unsupported", "fault", "runaway", "other"):

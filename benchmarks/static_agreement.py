@@ -24,14 +24,12 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from synthetic_launch import synthetic_launch
+from corpus import kernels, ptx_files, synthetic_launch
 
 from ptxstatic.counts.launch import Buffer, Launch
 from ptxstatic.counts.model import BlockCounts
 from ptxstatic.counts.static import estimate_counts
-from ptxstatic.errors import PtxstaticError
 from ptxstatic.ptx.ast import Function
-from ptxstatic.ptx.parser import parse_file
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = [ROOT / "tests" / "fixtures" / "ptx", ROOT / "tests" / "data" / "static"]
@@ -95,35 +93,29 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError:
         print("the emulator (ptxstatic.counts.emulator) is not available: nothing to compare with")
         return 1
-    files = sorted(f for p in opts.paths for f in ([p] if p.is_file() else p.rglob("*.ptx")))
+    files = ptx_files(opts.paths)
     outcomes: list[Outcome] = []
     start = time.perf_counter()
     static_time = 0.0
-    for path in files:
+    for path, module, fn in kernels(files):
+        launch = synthetic_launch(fn, 96, 1.5, 40, 0)
         try:
-            module = parse_file(path, recover=True)
-        except PtxstaticError as exc:
-            print(f"{path}: cannot parse: {exc}", file=sys.stderr)
-            continue
-        for fn in module.kernels:
-            launch = synthetic_launch(fn, 96, 1.5, 40, 0)
-            try:
-                refs = references(module, fn, launch, opts.gpu)
-            except Exception as exc:  # the reference cannot run this kernel: not part of the comparison
-                outcomes.append(Outcome(fn.name, f"no reference: {type(exc).__name__}"))
-                if opts.verbose:
-                    print(f"skip   {fn.name}: the reference cannot run it: {str(exc)[:100]}")
-                continue
-            t0 = time.perf_counter()
-            est = estimate_counts(module, fn.name, launch)
-            spent = time.perf_counter() - t0
-            static_time += spent
-            o = compare(est.counts, refs)
-            outcomes.append(o)
+            refs = references(module, fn, launch, opts.gpu)
+        except Exception as exc:  # the reference cannot run this kernel: not part of the comparison
+            outcomes.append(Outcome(fn.name, f"no reference: {type(exc).__name__}"))
             if opts.verbose:
-                rel = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
-                print(f"{o.status:6s} {rel} {fn.name}: {o.equal}/{o.blocks} equal, {o.flagged} flagged, "
-                      f"{o.false_exact} exact-but-wrong, {o.varying_unflagged} varying-unflagged ({spent:.2f}s)")
+                print(f"skip   {fn.name}: the reference cannot run it: {str(exc)[:100]}")
+            continue
+        t0 = time.perf_counter()
+        est = estimate_counts(module, fn.name, launch)
+        spent = time.perf_counter() - t0
+        static_time += spent
+        o = compare(est.counts, refs)
+        outcomes.append(o)
+        if opts.verbose:
+            rel = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+            print(f"{o.status:6s} {rel} {fn.name}: {o.equal}/{o.blocks} equal, {o.flagged} flagged, "
+                  f"{o.false_exact} exact-but-wrong, {o.varying_unflagged} varying-unflagged ({spent:.2f}s)")
     report(outcomes, time.perf_counter() - start, static_time, len(files))
     return 0
 

@@ -1,9 +1,33 @@
-"""A small made-up launch for a corpus kernel whose real launch is unknown (shared by the benchmarks)."""
+"""The PTX corpus the benchmarks run over: its kernels, and a small made-up launch for a kernel whose real
+launch is unknown."""
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
 from ptxstatic.counts.launch import Buffer, Launch
-from ptxstatic.ptx.ast import Function
+from ptxstatic.errors import PtxstaticError
+from ptxstatic.ptx.ast import Function, Module
+from ptxstatic.ptx.parser import parse_file
+
+
+def ptx_files(paths: Sequence[Path]) -> list[Path]:
+    """The PTX files named, and those under the folders named."""
+    return sorted(f for p in paths for f in ([p] if p.is_file() else p.rglob("*.ptx")))
+
+
+def kernels(files: Sequence[Path]) -> Iterator[tuple[Path, Module, Function]]:
+    """Every kernel of the files (a file that cannot be parsed is reported on stderr and skipped)."""
+    for path in files:
+        try:
+            module = parse_file(path, recover=True)
+        except PtxstaticError as exc:
+            print(f"{path}: cannot parse: {exc}", file=sys.stderr)
+            continue
+        for fn in module.kernels:
+            yield path, module, fn
 
 
 def synthetic_launch(fn: Function, threads: int, float_value: float, int32_value: int, other_value: int) -> Launch:
