@@ -16,9 +16,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def coverage():
+    """The script as a module; its sibling ``corpus`` is found as when the script runs."""
     spec = importlib.util.spec_from_file_location("emulator_coverage", ROOT / "benchmarks" / "emulator_coverage.py")
     mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.syspath_prepend(str(ROOT / "benchmarks"))
+        spec.loader.exec_module(mod)
     return mod
 
 
@@ -30,7 +33,7 @@ def test_synthetic_launch_follows_the_parameter_types(coverage) -> None:
 {
     ret;
 }""")
-    launch = coverage.synthetic_launch(m, m.kernels[0])
+    launch = coverage.synthetic_launch(m.kernels[0], 128, 1.0, 16, 16)  # the script's values
     assert launch.block == (64, 1, 1)
     assert isinstance(launch.args["p"], Buffer) and launch.args["x"] == 1.0
     assert launch.args["n"] == 16 and launch.args["s"] == 0
