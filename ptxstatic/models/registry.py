@@ -18,6 +18,8 @@ PREDICTORS: dict[str, type] = {
     "wu_clusters": WuPredictor, "forest": ForestPredictor,
 }
 DVFS_KINDS = ("lstm", "mean_surface", "group_forest", "wu_clusters")
+#: the models ``predict`` looks for in a GPU's directory
+PREDICTION_MODELS = ("lstm", "forest_time", "forest_power")
 #: environment variable naming a directory of shipped models (one sub-directory per GPU)
 MODELS_ENV = "PTXSTATIC_MODELS"
 
@@ -63,16 +65,19 @@ def is_shipped(gpu: str, name: str) -> bool:
     return (models_root() / gpu / name / "card.json").is_file()
 
 
+def _not_shipped(gpu: str, what: str) -> PtxstaticError:
+    root = models_root()
+    gpus = sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+    return PtxstaticError(
+        f"no shipped {what} for GPU {gpu!r} under {root} (GPUs with models: {', '.join(gpus) or 'none'})"
+    )
+
+
 def shipped(gpu: str, name: str) -> Path:
     """The directory of the shipped model ``name`` (e.g. ``lstm``, ``forest_time``) for ``gpu``."""
-    path = models_root() / gpu / name
     if not is_shipped(gpu, name):
-        root = models_root()
-        gpus = sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
-        raise PtxstaticError(
-            f"no shipped {name} model for GPU {gpu!r} under {root} (GPUs with models: {', '.join(gpus) or 'none'})"
-        )
-    return path
+        raise _not_shipped(gpu, f"{name} model")
+    return models_root() / gpu / name
 
 
 def prediction_models(gpu: str | None, path: str | Path | None, default_gpu: str) -> tuple[LoadedModel | None,
@@ -82,14 +87,14 @@ def prediction_models(gpu: str | None, path: str | Path | None, default_gpu: str
     are for the same GPU (``gpu`` if given)."""
     if path is None:
         root = models_root() / (gpu or default_gpu)
-        if not any(is_shipped(root.name, n) for n in ("lstm", "forest_time", "forest_power")):
-            shipped(root.name, "lstm")  # raises, naming the GPUs that have models
+        if not any(is_shipped(root.name, n) for n in PREDICTION_MODELS):
+            raise _not_shipped(root.name, "models")
     else:
         root = Path(path)
     if (root / "card.json").is_file() or root.name == "card.json":
         models = [load_model(root)]
     else:
-        names = [n for n in ("lstm", "forest_time", "forest_power") if (root / n / "card.json").is_file()]
+        names = [n for n in PREDICTION_MODELS if (root / n / "card.json").is_file()]
         if not names:
             raise PtxstaticError(f"{root}: no model (a card.json, or lstm/, forest_time/, forest_power/ under it)")
         models = [load_model(root / n) for n in names]

@@ -50,32 +50,32 @@ class TreeEnsemble:
 
     def __init__(self, arrays: dict[str, np.ndarray], prefix: str, n_features: int) -> None:
         try:
-            self.left = np.asarray(arrays[f"{prefix}.left"], dtype=np.int64)
-            self.right = np.asarray(arrays[f"{prefix}.right"], dtype=np.int64)
-            self.feature = np.asarray(arrays[f"{prefix}.feature"], dtype=np.int64)
-            self.threshold = np.asarray(arrays[f"{prefix}.threshold"], dtype=np.float64)
+            left = np.asarray(arrays[f"{prefix}.left"], dtype=np.int64)
+            right = np.asarray(arrays[f"{prefix}.right"], dtype=np.int64)
+            feature = np.asarray(arrays[f"{prefix}.feature"], dtype=np.int64)
+            threshold = np.asarray(arrays[f"{prefix}.threshold"], dtype=np.float64)
             self.value = np.asarray(arrays[f"{prefix}.value"], dtype=np.float64)
             self.roots = np.asarray(arrays[f"{prefix}.roots"], dtype=np.int64)
             self.depth = int(np.asarray(arrays[f"{prefix}.depth"]).reshape(-1)[0])
         except (KeyError, IndexError, TypeError, ValueError) as exc:
             raise PtxstaticError(f"tree ensemble {prefix!r} is incomplete: {exc}") from None
-        n = len(self.left)
-        internal = self.left >= 0
+        n = len(left)
+        internal = left >= 0
         if not (
-            len(self.right) == len(self.feature) == len(self.threshold) == len(self.value) == n and n > 0
+            len(right) == len(feature) == len(threshold) == len(self.value) == n and n > 0
             and self.value.ndim == 2 and len(self.roots) > 0
             and np.all((self.roots >= 0) & (self.roots < n))
-            and np.all(self.left[internal] < n) and np.all((self.right[internal] >= 0) & (self.right[internal] < n))
-            and np.all((self.feature >= 0) & (self.feature < n_features))
+            and np.all(left[internal] < n) and np.all((right[internal] >= 0) & (right[internal] < n))
+            and np.all((feature >= 0) & (feature < n_features))
             and 0 <= self.depth <= 4096
         ):
             raise PtxstaticError(f"tree ensemble {prefix!r} has inconsistent arrays")
         self.n_features = n_features
         # the walk's tables: children[2 * node + go_right]; a leaf is its own child and never goes right
         leaf, index = ~internal, np.arange(n)
-        self._children = np.stack([np.where(leaf, index, self.left), np.where(leaf, index, self.right)], 1).ravel()
-        self._feature = np.where(leaf, 0, self.feature)
-        self._threshold = np.where(leaf, np.inf, self.threshold)
+        self._children = np.stack([np.where(leaf, index, left), np.where(leaf, index, right)], 1).ravel()
+        self._feature = np.where(leaf, 0, feature)
+        self._threshold = np.where(leaf, np.inf, threshold)
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         """(samples, outputs) mean leaf value over the trees."""

@@ -18,7 +18,7 @@ def prediction_dict(
     ``table`` (a GPU with absolute models only) there are no configurations, and ``reference`` gives the
     clocks the absolute values are for.
     """
-    absolute = absolute or {}
+    absolute = dict(absolute or {})
     if "time_ms" in absolute and "power_w" in absolute:
         absolute["energy_mj"] = round(absolute["time_ms"] * absolute["power_w"], 6)
     if table is None:
