@@ -7,8 +7,8 @@ import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from ptxstatic.counts.launch import Buffer, Launch
 from ptxstatic.errors import PtxstaticError
+from ptxstatic.launch import Buffer, Launch
 from ptxstatic.ptx.ast import Function, Module
 from ptxstatic.ptx.parser import parse_file
 

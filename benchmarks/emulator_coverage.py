@@ -21,7 +21,7 @@ from pathlib import Path
 
 from corpus import kernels, ptx_files, synthetic_launch
 
-from ptxstatic.counts.emulator import EmulationError, emulate
+from ptxstatic.emulator import EmulationError, emulate
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "ptx"
 

@@ -1,7 +1,7 @@
 """How often static block-count estimates equal executed counts, and whether the others are flagged.
 
 For every kernel of the PTX corpus the reference counts come from the functional emulator
-(``ptxstatic.counts.emulator``) and, with ``--gpu`` on a machine with a GPU, from instrumented runs
+(``ptxstatic.emulator.simt``) and, with ``--gpu`` on a machine with a GPU, from instrumented runs
 (``ptxstatic.counts.gpu``). Each kernel gets a synthetic launch (2 CTAs of 96 threads, fewer when
 ``.maxntid``/``.reqntid`` says so; 32-bit integer arguments 40, floats 1.5, other scalars 0; every 64-bit
 parameter a buffer of 2**18 32-bit words) and is emulated under several buffer fills (zeros, iota, two
@@ -26,9 +26,9 @@ from pathlib import Path
 
 from corpus import kernels, ptx_files, synthetic_launch
 
-from ptxstatic.counts.launch import Buffer, Launch
-from ptxstatic.counts.model import BlockCounts
+from ptxstatic.block_counts import BlockCounts
 from ptxstatic.counts.static import estimate_counts
+from ptxstatic.launch import Buffer, Launch
 from ptxstatic.ptx.ast import Function
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -72,7 +72,7 @@ def compare(static: BlockCounts, refs: list[BlockCounts]) -> Outcome:
 
 def references(module, fn: Function, launch: Launch, gpu: bool) -> list[BlockCounts]:
     """Emulated counts under every fill (plus instrumented GPU counts when asked)."""
-    from ptxstatic.counts.emulator import emulate
+    from ptxstatic.emulator import emulate
 
     refs = [emulate(module, fn, with_fill(launch, f), max_steps=300_000).counts for f in FILLS]
     if gpu:
@@ -89,9 +89,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-v", "--verbose", action="store_true", help="print every kernel's outcome")
     opts = ap.parse_args(argv)
     try:
-        import ptxstatic.counts.emulator  # noqa: F401
+        import ptxstatic.emulator.simt  # noqa: F401
     except ImportError:
-        print("the emulator (ptxstatic.counts.emulator) is not available: nothing to compare with")
+        print("the emulator (ptxstatic.emulator.simt) is not available: nothing to compare with")
         return 1
     files = ptx_files(opts.paths)
     outcomes: list[Outcome] = []

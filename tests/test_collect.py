@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 from util import needs_nvcc
 
-from ptxstatic.counts.emulator import emulate
-from ptxstatic.counts.launch import Launch
 from ptxstatic.data.collect import CollectOptions, collect
 from ptxstatic.data.collect_clocks import META_KEY
 from ptxstatic.data.device_fake import ENV
+from ptxstatic.emulator import emulate
+from ptxstatic.launch import Launch
 from ptxstatic.ptx.nvcc import compile_to_ptx
 from ptxstatic.ptx.parser import parse_text
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ptxstatic.counts.launch import Buffer
+from ptxstatic.launch import Buffer
 from ptxstatic.ptx.parser import parse_text
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from ptxstatic.analysis.cfg import build_cfg
-from ptxstatic.counts.emulator import EMULATED, Emulation, emulate
-from ptxstatic.counts.launch import Buffer, Launch
+from ptxstatic.emulator import EMULATED, Emulation, emulate
+from ptxstatic.launch import Buffer, Launch
 from ptxstatic.ptx.ast import Module
 from ptxstatic.ptx.nvcc import compile_to_ptx, nvcc_path
 from ptxstatic.ptx.parser import parse_file, parse_text

@@ -13,9 +13,9 @@ import struct
 import numpy as np
 import pytest
 
-from ptxstatic.counts.emulator import EmulationError, emulate
-from ptxstatic.counts.emulator_types import NP
-from ptxstatic.counts.launch import Buffer, Launch
+from ptxstatic.emulator import EmulationError, emulate
+from ptxstatic.emulator.types import NP
+from ptxstatic.launch import Buffer, Launch
 from ptxstatic.ptx.parser import parse_text
 
 RNG = np.random.default_rng(7)

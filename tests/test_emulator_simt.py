@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from ptxstatic.analysis.cfg import build_cfg
-from ptxstatic.counts.emulator import EmulationError, emulate
-from ptxstatic.counts.launch import Buffer, Launch
+from ptxstatic.emulator import EmulationError, emulate
+from ptxstatic.launch import Buffer, Launch
 from ptxstatic.ptx.parser import parse_text
 
 HEAD = ".version 8.0\n.target sm_80\n.address_size 64\n"

@@ -8,9 +8,9 @@ import pytest
 
 from ptxstatic.analysis.executed import Repeat, executed_sequence
 from ptxstatic.analysis.sequence import kernel_sequence
-from ptxstatic.counts.launch import Launch
 from ptxstatic.counts.static import estimate_counts
 from ptxstatic.errors import PtxstaticError
+from ptxstatic.launch import Launch
 from ptxstatic.ptx.parser import parse_file
 
 COUNTED = Path(__file__).parent / "data" / "static" / "counted.ptx"

@@ -12,13 +12,13 @@ from util import needs_ptxas
 
 from ptxstatic.analysis.cfg import build_cfg
 from ptxstatic.analysis.defuse import def_use
-from ptxstatic.counts.launch import Launch
 from ptxstatic.counts.static import estimate_counts
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.features.divergence import global_accesses
 from ptxstatic.features.occupancy import gpu, occupancy
 from ptxstatic.features.portable import features_markdown, is_arithmetic, memory_traffic, portable_features
 from ptxstatic.features.ptxas import parse_verbose, ptxas_stats
+from ptxstatic.launch import Launch
 from ptxstatic.ptx.parser import parse_file
 
 ROOT = Path(__file__).resolve().parents[1]

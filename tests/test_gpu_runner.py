@@ -16,8 +16,8 @@ from ptxstatic.analysis.cfg import build_cfg
 from ptxstatic.counts.cuda_driver import NO_GPU, Driver
 from ptxstatic.counts.gpu import block_counts, profile, run_counters
 from ptxstatic.counts.instrument import InstrumentOptions, assemble, instrument
-from ptxstatic.counts.launch import Buffer, Launch
 from ptxstatic.errors import PtxstaticError
+from ptxstatic.launch import Buffer, Launch
 from ptxstatic.ptx.parser import parse_file, parse_text
 
 #: a kernel whose block counts follow from its code: a guarded early exit, a branch on gid % 3, a loop that
@@ -94,7 +94,7 @@ def gpu() -> Driver:
 
 # ------------------------------------------------------------------------------------- no GPU needed
 def test_hand_counts_hold_in_the_emulator():
-    emulator = pytest.importorskip("ptxstatic.counts.emulator", reason="the PTX emulator is not available")
+    emulator = pytest.importorskip("ptxstatic.emulator", reason="the PTX emulator is not available")
     m = parse_text(HAND, "hand.ptx")
     launch = hand_launch(3, 96, 250)
     result = instrument(m, InstrumentOptions(banks=4))
@@ -170,7 +170,7 @@ def test_outputs_identical_and_counts_equal_emulator(kernel: str):
     m = parse_file(FIXTURES / "llvm" / f"{kernel}.ptx")
     result = profile(m, kernel, LAUNCHES[kernel], driver=drv)
     assert result.outputs_match, result.mismatches
-    emulator = pytest.importorskip("ptxstatic.counts.emulator")
+    emulator = pytest.importorskip("ptxstatic.emulator")
     emulated = emulator.emulate(m, kernel, LAUNCHES[kernel]).counts.counts
     for fn, blocks in result.counts.counts.items():
         assert blocks == {b: emulated.get(fn, {}).get(b, 0.0) for b in blocks}
@@ -202,7 +202,7 @@ def check_routes(ir, ir_counts: dict, ptx_counts: dict) -> None:
 
 
 def test_ir_route_counts_match_ptx_route_counts_emulated():
-    emulator = pytest.importorskip("ptxstatic.counts.emulator", reason="the PTX emulator is not available")
+    emulator = pytest.importorskip("ptxstatic.emulator", reason="the PTX emulator is not available")
     ir, both, launch = ir_and_ptx_routes()
     run = emulator.emulate(both.module, "halvings", launch)
     # the IR route's array is declared by LLVM as .b8 bytes: read every array as raw 64-bit words

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from ptxstatic.analysis.cfg import build_cfg
-from ptxstatic.counts.launch import Launch
-from ptxstatic.counts.model import BlockCounts
+from ptxstatic.block_counts import BlockCounts
 from ptxstatic.counts.static import estimate_counts
 from ptxstatic.errors import PtxstaticError
+from ptxstatic.launch import Launch
 from ptxstatic.ptx.parser import parse_file
 
 DATA = Path(__file__).parent / "data" / "static"
@@ -190,8 +190,8 @@ def test_corpus_trip_counts_from_the_source_comments():
 
 def test_exact_blocks_equal_emulated_counts(counted):
     """Exact-flagged blocks agree with the functional emulator; data-dependent blocks are the flagged ones."""
-    emulator = pytest.importorskip("ptxstatic.counts.emulator")
-    from ptxstatic.counts.launch import Buffer
+    emulator = pytest.importorskip("ptxstatic.emulator")
+    from ptxstatic.launch import Buffer
 
     launches = {
         "guard_parity": Launch((3, 1, 1), (32, 1, 1), 0, {"0": Buffer("f32", 96), "1": 70}),

@@ -27,7 +27,7 @@ def launch_options(f: Callable) -> Callable:
 
 
 def make_launch(grid: str, block: str, shared_bytes: int, params: tuple[str, ...]):
-    from ptxstatic.counts.launch import Launch, dim3, parse_arg
+    from ptxstatic.launch import Launch, dim3, parse_arg
 
     return Launch(dim3(grid), dim3(block), shared_bytes, dict(parse_arg(p) for p in params))
 

@@ -62,7 +62,7 @@ def _load_counts(path: str):
     """BlockCounts JSON, or the output of ``ptxstatic profile`` (which holds it under "counts")."""
     from pathlib import Path
 
-    from ptxstatic.counts.model import BlockCounts
+    from ptxstatic.block_counts import BlockCounts
     from ptxstatic.errors import PtxstaticError
 
     try:

@@ -15,8 +15,8 @@ DEFAULT_GPU = "gtxtitanx"
 
 def parse_launch(spec: str, params: tuple[str, ...]):
     """``GRID/BLOCK`` (each X[,Y[,Z]]), inline JSON, or a JSON file, as in ``Launch.from_dict``."""
-    from ptxstatic.counts.launch import Launch, dim3, parse_arg
     from ptxstatic.errors import PtxstaticError
+    from ptxstatic.launch import Launch, dim3, parse_arg
 
     text = spec.strip()
     if text.startswith("{") or text.endswith(".json"):

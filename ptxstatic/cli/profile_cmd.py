@@ -38,8 +38,8 @@ def profile(source: str, kernel: str, grid: str, block: str, shared_bytes: int, 
     from ptxstatic.counts.counter_map import write_atomic
     from ptxstatic.counts.gpu import profile as run_profile
     from ptxstatic.counts.instrument import InstrumentOptions
-    from ptxstatic.counts.launch import Launch, dim3, parse_arg
     from ptxstatic.errors import PtxstaticError
+    from ptxstatic.launch import Launch, dim3, parse_arg
     from ptxstatic.ptx.parser import parse_text
 
     launch = Launch(dim3(grid), dim3(block), shared_bytes)

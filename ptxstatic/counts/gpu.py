@@ -22,12 +22,12 @@ from typing import Any
 import numpy as np
 
 from ptxstatic.analysis.cfg import build_cfg
+from ptxstatic.block_counts import BlockCounts
 from ptxstatic.counts.counter_map import CounterMap
 from ptxstatic.counts.cuda_driver import Driver
 from ptxstatic.counts.instrument import InstrumentOptions, instrument
-from ptxstatic.counts.launch import Buffer, Launch
-from ptxstatic.counts.model import BlockCounts
 from ptxstatic.errors import PtxstaticError
+from ptxstatic.launch import Buffer, Launch
 from ptxstatic.ptx import ast as A
 from ptxstatic.ptx.parser import parse_text
 from ptxstatic.ptx.printer import module as print_module

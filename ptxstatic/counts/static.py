@@ -14,13 +14,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ptxstatic.counts.launch import Buffer, Launch
-from ptxstatic.counts.model import BlockCounts
+from ptxstatic.block_counts import BlockCounts
 from ptxstatic.counts.static_deps import control_depends_on
 from ptxstatic.counts.static_interp import Group, Interpreter, WorkLimit
 from ptxstatic.counts.static_markov import frequency_estimate
 from ptxstatic.counts.symbolic import U64, Rows, fake_base, maybe_null, to_bits
 from ptxstatic.errors import PtxstaticError
+from ptxstatic.launch import Buffer, Launch
 from ptxstatic.ptx.ast import Function, Module, VarDecl
 
 MAX_THREADS = 1 << 20  #: threads interpreted in all; larger launches with CTA-dependent control are sampled

@@ -2,7 +2,7 @@
 
 The module is instrumented once (:func:`ptxstatic.counts.instrument.instrument`); each launch runs the
 instrumented kernel once on the device, reads the counter array back and folds it into
-:class:`~ptxstatic.counts.model.BlockCounts` (:func:`ptxstatic.counts.gpu.block_counts`). The features are
+:class:`~ptxstatic.block_counts.BlockCounts` (:func:`ptxstatic.counts.gpu.block_counts`). The features are
 
 * the per-thread executed mix in the form the tree models read (:func:`ptxstatic.data.seq_features.
   portable_features` of every block's instructions weighted by its count per thread, with the launch and
@@ -22,10 +22,9 @@ import numpy as np
 
 from ptxstatic.analysis.cfg import build_cfg
 from ptxstatic.analysis.sequence import kernel_sequence
+from ptxstatic.block_counts import BlockCounts
 from ptxstatic.counts.gpu import block_counts
 from ptxstatic.counts.instrument import Instrumented
-from ptxstatic.counts.launch import Launch
-from ptxstatic.counts.model import BlockCounts
 from ptxstatic.data.collect_compile import CompiledSource
 from ptxstatic.data.device import Gpu
 from ptxstatic.data.samples import KernelRecord
@@ -35,6 +34,7 @@ from ptxstatic.errors import PtxstaticError
 from ptxstatic.features.occupancy import Gpu as OccupancyGpu
 from ptxstatic.features.portable import portable_features as mangrove_features
 from ptxstatic.features.ptxas import PtxasFunction
+from ptxstatic.launch import Launch
 from ptxstatic.ptx.ast import Module
 
 

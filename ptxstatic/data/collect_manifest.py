@@ -7,7 +7,7 @@ A manifest is JSON::
                      "launches": [{...Launch.to_dict()..., "repeats": 1200, "min_seconds": 1.0}]}]}
 
 ``source`` is a ``.cu`` file (compiled with nvcc for the GPU's architecture) or a ``.ptx`` file, relative to
-the manifest. Each launch is a :class:`~ptxstatic.counts.launch.Launch` in ``to_dict`` form plus optional
+the manifest. Each launch is a :class:`~ptxstatic.launch.Launch` in ``to_dict`` form plus optional
 hints: ``repeats`` (launches expected to fill ``min_seconds``) and ``min_seconds`` (the least time of
 repeated launches per sample).
 """
@@ -20,8 +20,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from ptxstatic.counts.launch import Launch
 from ptxstatic.errors import PtxstaticError
+from ptxstatic.launch import Launch
 
 SOURCE_SUFFIXES = (".cu", ".ptx")
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from ptxstatic.counts.launch import Launch
 from ptxstatic.errors import PtxstaticError
+from ptxstatic.launch import Launch
 
 DEVICES = ("cuda", "fake")
 #: NVML clocks-event (throttle) reason bits

@@ -15,9 +15,9 @@ from typing import Any
 
 from ptxstatic.counts.cuda_driver import Driver
 from ptxstatic.counts.gpu import _Args
-from ptxstatic.counts.launch import Launch
 from ptxstatic.data.device import DeviceFault, GpuInfo, KernelAttributes
 from ptxstatic.errors import PtxstaticError
+from ptxstatic.launch import Launch
 from ptxstatic.ptx.ast import Function, Module
 from ptxstatic.ptx.parser import parse_text
 

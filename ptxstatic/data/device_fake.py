@@ -1,7 +1,7 @@
 """A fake GPU for tests: deterministic, no hardware, selected with ``--device fake``.
 
 It stands in for the hardware only. Kernels really run, on the project's PTX emulator
-(:func:`ptxstatic.counts.emulator.emulate`), so instrumented kernels fill their counters and a kernel that
+(:func:`ptxstatic.emulator.simt.emulate`), so instrumented kernels fill their counters and a kernel that
 traps or touches a bad address faults (stickily: every later call fails until :meth:`FakeGpu.reset`).
 Time and power are simple functions of the launch, the emulated block counts and the clocks:
 
@@ -30,11 +30,11 @@ from typing import Any
 import numpy as np
 
 from ptxstatic.counts.counter_map import write_atomic
-from ptxstatic.counts.emulator import Emulation, emulate
 from ptxstatic.counts.gpu import _Args
-from ptxstatic.counts.launch import Launch
 from ptxstatic.data.device import ClockState, Device, DeviceFault, GpuInfo, KernelAttributes, Telemetry
+from ptxstatic.emulator import Emulation, emulate
 from ptxstatic.errors import PtxstaticError
+from ptxstatic.launch import Launch
 from ptxstatic.ptx.ast import Module
 from ptxstatic.ptx.parser import parse_text
 

@@ -15,7 +15,7 @@ import statistics
 from dataclasses import asdict, dataclass, fields
 from datetime import UTC, datetime
 
-from ptxstatic.counts.model import BlockCounts
+from ptxstatic.block_counts import BlockCounts
 from ptxstatic.data.store import ClockConfig, DatasetStore, Measurement, Run
 
 SCHEMA = """

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from ptxstatic.analysis.cfg import build_cfg
 from ptxstatic.analysis.defuse import def_use
-from ptxstatic.counts.model import BlockCounts
+from ptxstatic.block_counts import BlockCounts
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.features.divergence import STRIDE_CLASSES, branch_divergence, global_accesses, stride_bytes
 from ptxstatic.features.occupancy import Gpu, occupancy

@@ -1,6 +1,6 @@
 """Instruction semantics of the emulator: integer and floating-point arithmetic, logic, bit fields, comparisons.
 
-Every builder takes the instruction's :class:`~ptxstatic.counts.emulator_code.Operands` and
+Every builder takes the instruction's :class:`~ptxstatic.emulator.code.Operands` and
 :class:`~ptxstatic.ptx.isa.OpInfo` and returns ``op(frame, mask)``. Values are numpy arrays over the 32 lanes
 (or numpy scalars for immediates) in the dtype of the instruction's type; integer arithmetic wraps exactly
 like the hardware because it is done in fixed-width numpy integers.
@@ -12,8 +12,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ptxstatic.counts.emulator_code import Op, Operands
-from ptxstatic.counts.emulator_types import (
+from ptxstatic.emulator.code import Op, Operands
+from ptxstatic.emulator.types import (
     HALF_TYPES,
     SINT,
     UINT,

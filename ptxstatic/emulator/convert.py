@@ -6,10 +6,10 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ptxstatic.counts.emulator_code import Op, Operands
-from ptxstatic.counts.emulator_memory import from_generic, in_window, to_generic
-from ptxstatic.counts.emulator_ops import elementwise, lanes
-from ptxstatic.counts.emulator_types import (
+from ptxstatic.emulator.code import Op, Operands
+from ptxstatic.emulator.memory import from_generic, in_window, to_generic
+from ptxstatic.emulator.ops import elementwise, lanes
+from ptxstatic.emulator.types import (
     HALF_TYPES,
     NP,
     EmulationError,

@@ -10,8 +10,8 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ptxstatic.counts.launch import Launch
 from ptxstatic.errors import PtxstaticError
+from ptxstatic.launch import Launch
 
 #: where counts came from: an instrumented GPU run, a sampled run extrapolated to the grid, static analysis,
 #: or the functional PTX emulator

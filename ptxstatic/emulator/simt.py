@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ptxstatic.counts import emulator_bits, emulator_convert, emulator_memops, emulator_ops, emulator_warp
-from ptxstatic.counts.emulator_code import (
+from ptxstatic.block_counts import BlockCounts
+from ptxstatic.emulator import bits, convert, memops, ops, warp
+from ptxstatic.emulator.code import (
     BRA,
     BRX,
     CALL,
@@ -33,12 +34,11 @@ from ptxstatic.counts.emulator_code import (
     Code,
     compile_function,
 )
-from ptxstatic.counts.emulator_memory import Device
-from ptxstatic.counts.emulator_ops import lanes
-from ptxstatic.counts.emulator_state import Cta, Frame, Warp
-from ptxstatic.counts.emulator_types import UINT, WARP, EmulationError, bf16_to_f32, const, np_type, resize
-from ptxstatic.counts.launch import Launch
-from ptxstatic.counts.model import BlockCounts
+from ptxstatic.emulator.memory import Device
+from ptxstatic.emulator.ops import lanes
+from ptxstatic.emulator.state import Cta, Frame, Warp
+from ptxstatic.emulator.types import UINT, WARP, EmulationError, bf16_to_f32, const, np_type, resize
+from ptxstatic.launch import Launch
 from ptxstatic.ptx.ast import Function, Imm, Module, Operand, Reg, Sym
 
 #: the ``BlockCounts.source`` of emulated counts
@@ -47,8 +47,7 @@ DEFAULT_MAX_STEPS = 2_000_000
 MAX_CALL_DEPTH = 64
 TIME_SLICE = 4096  # warp instructions a warp runs before the scheduler moves on to the next one
 
-_BUILDERS = {**emulator_ops.BUILDERS, **emulator_bits.BUILDERS, **emulator_convert.BUILDERS, **emulator_memops.BUILDERS,
-             **emulator_warp.BUILDERS}
+_BUILDERS = {**ops.BUILDERS, **bits.BUILDERS, **convert.BUILDERS, **memops.BUILDERS, **warp.BUILDERS}
 _INTERNAL = (IndexError, ValueError, TypeError, OverflowError, ZeroDivisionError, KeyError, AttributeError)
 
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ptxstatic.counts.emulator_types import WARP, EmulationError, const, f32_to_bf16, np_type, size_of
-from ptxstatic.counts.launch import Buffer, Launch
+from ptxstatic.emulator.types import WARP, EmulationError, const, f32_to_bf16, np_type, size_of
+from ptxstatic.launch import Buffer, Launch
 from ptxstatic.ptx.ast import (
     BinOp,
     Declarator,

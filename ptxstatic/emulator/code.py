@@ -15,8 +15,8 @@ import networkx as nx
 import numpy as np
 
 from ptxstatic.analysis.cfg import build_cfg
-from ptxstatic.counts.emulator_memory import Device, Symbol, decl_size
-from ptxstatic.counts.emulator_types import (
+from ptxstatic.emulator.memory import Device, Symbol, decl_size
+from ptxstatic.emulator.types import (
     LANES,
     NP,
     UINT,

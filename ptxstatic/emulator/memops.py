@@ -11,10 +11,10 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ptxstatic.counts.emulator_code import Op, Operands, Reader
-from ptxstatic.counts.emulator_ops import lanes
-from ptxstatic.counts.emulator_state import Frame, atomic, read, write
-from ptxstatic.counts.emulator_types import WARP, EmulationError, np_type
+from ptxstatic.emulator.code import Op, Operands, Reader
+from ptxstatic.emulator.ops import lanes
+from ptxstatic.emulator.state import Frame, atomic, read, write
+from ptxstatic.emulator.types import WARP, EmulationError, np_type
 from ptxstatic.ptx.ast import Reg, Vec
 from ptxstatic.ptx.isa import OpInfo
 

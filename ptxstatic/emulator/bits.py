@@ -7,9 +7,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ptxstatic.counts.emulator_code import Op, Operands
-from ptxstatic.counts.emulator_ops import elementwise, lanes
-from ptxstatic.counts.emulator_types import UINT, WARP, EmulationError, as_uint, is_signed, np_type
+from ptxstatic.emulator.code import Op, Operands
+from ptxstatic.emulator.ops import elementwise, lanes
+from ptxstatic.emulator.types import UINT, WARP, EmulationError, as_uint, is_signed, np_type
 from ptxstatic.ptx.isa import OpInfo
 
 

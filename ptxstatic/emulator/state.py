@@ -7,12 +7,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ptxstatic.counts.emulator_memory import GLOBAL_BASE, Device, split_generic
-from ptxstatic.counts.emulator_types import LANES, WARP, EmulationError, as_uint
-from ptxstatic.counts.launch import Launch
+from ptxstatic.emulator.memory import GLOBAL_BASE, Device, split_generic
+from ptxstatic.emulator.types import LANES, WARP, EmulationError, as_uint
+from ptxstatic.launch import Launch
 
 if TYPE_CHECKING:
-    from ptxstatic.counts.emulator_code import Code
+    from ptxstatic.emulator.code import Code
 
 
 class Cta:

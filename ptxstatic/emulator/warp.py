@@ -11,9 +11,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ptxstatic.counts.emulator_code import Op, Operands
-from ptxstatic.counts.emulator_ops import lanes
-from ptxstatic.counts.emulator_types import LANES, EmulationError, np_type
+from ptxstatic.emulator.code import Op, Operands
+from ptxstatic.emulator.ops import lanes
+from ptxstatic.emulator.types import LANES, EmulationError, np_type
 from ptxstatic.ptx.ast import Pair
 from ptxstatic.ptx.isa import OpInfo
 

@@ -1,0 +1,10 @@
+"""The functional PTX emulator: runs a kernel's whole grid on the CPU and counts basic-block entries.
+
+``emulate(module, kernel, launch)`` returns an :class:`Emulation` (block counts, buffers, instruction
+counts) or raises :class:`EmulationError`. See ``docs/emulator.md``.
+"""
+
+from ptxstatic.emulator.simt import EMULATED, Emulation, emulate
+from ptxstatic.emulator.types import EmulationError
+
+__all__ = ["EMULATED", "Emulation", "EmulationError", "emulate"]
