@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from ptxstatic.emulator import EmulationError, emulate
-from ptxstatic.emulator.types import NP
 from ptxstatic.launch import Buffer, Launch
+from ptxstatic.ptx.dtypes import NP
 from ptxstatic.ptx.parser import parse_text
 
 RNG = np.random.default_rng(7)

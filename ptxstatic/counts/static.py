@@ -18,10 +18,11 @@ from ptxstatic.block_counts import BlockCounts
 from ptxstatic.counts.static_deps import control_depends_on
 from ptxstatic.counts.static_interp import Group, Interpreter, WorkLimit
 from ptxstatic.counts.static_markov import frequency_estimate
-from ptxstatic.counts.symbolic import U64, Rows, fake_base, maybe_null, to_bits
+from ptxstatic.counts.symbolic import Rows, constant_bits, fake_base, maybe_null
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.launch import Buffer, Launch
 from ptxstatic.ptx.ast import Function, Module, VarDecl
+from ptxstatic.ptx.dtypes import U64, Unsupported
 
 MAX_THREADS = 1 << 20  #: threads interpreted in all; larger launches with CTA-dependent control are sampled
 CHUNK_THREADS = 1 << 15  #: threads interpreted together (whole CTAs)
@@ -118,7 +119,10 @@ def kernel_params(kernel: Function, launch: Launch, tags: dict[str, int]) -> tup
             elif value is None:
                 notes.append(f"parameter {d.name} not given: treated as data")
             else:
-                params[(d.name, 0)] = (to_bits(value, t), size, None, False)
+                try:
+                    params[(d.name, 0)] = (constant_bits(value, t), size, None, False)
+                except Unsupported:
+                    notes.append(f"parameter {d.name} has type .{t}: treated as data")
     return params, notes
 
 

@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ptxstatic.counts.static_interp import CallSite, FunctionPlan, Group, Interpreter
-from ptxstatic.counts.symbolic import FLOAT_TYPES, U64, Rows, imm_bits, read, width
+from ptxstatic.counts.symbolic import Rows, imm_bits
 from ptxstatic.ptx.ast import Function, Imm, Instruction, Reg, VarDecl
+from ptxstatic.ptx.dtypes import U64, Unsupported, bit_width, from_raw, int_range, is_float, is_integer
 
 _AFFINE_OPS = frozenset({"add", "sub", "neg", "mov", "cvt", "cvta", "mul", "mad", "shl"})
 _PRED_OPS = frozenset({"and", "or", "xor", "not", "mov"})
@@ -65,7 +66,7 @@ def register_types(fn: Function) -> dict[str, str]:
 def _is_widening(ins: Instruction) -> bool:
     info = ins.info
     if info.opcode == "cvt":
-        return len(info.types) > 1 and width(info.types[0]) > width(info.types[1])
+        return len(info.types) > 1 and bit_width(info.types[0]) > bit_width(info.types[1])
     return "wide" in info.other
 
 
@@ -97,7 +98,7 @@ def _compute_facts(plan: FunctionPlan, header: int) -> LoopFacts | None:
     def invariant(user: int, reg: str) -> bool:
         return not any(d in inside for d in du.reaching.get((user, reg), ()))
 
-    affine = {r for r in defs if types.get(r, "pred") not in FLOAT_TYPES and types.get(r, "pred") != "pred"}
+    affine = {r for r in defs if is_integer(types.get(r, "pred"))}
     changed = True
     while changed:
         changed = False
@@ -131,7 +132,7 @@ def _compute_facts(plan: FunctionPlan, header: int) -> LoopFacts | None:
             if i.guard is not None:
                 return None
             if info.opcode == "setp":
-                if info.dtype in FLOAT_TYPES or any(r in defs and r not in affine for r in du.uses[d][:2]):
+                if is_float(info.dtype) or any(r in defs and r not in affine for r in du.uses[d][:2]):
                     return None
                 observed.add(d)
                 steering.update(r for r in du.uses[d][:2] if r in defs)
@@ -157,7 +158,7 @@ def _compute_facts(plan: FunctionPlan, header: int) -> LoopFacts | None:
 def _affine_def(i: Instruction, idx: int, invariant, affine: set[str]) -> bool:
     """Whether instruction ``i`` computes an affine function of affine or loop-invariant values."""
     info = i.info
-    if i.guard is not None or info.opcode not in _AFFINE_OPS or info.dtype in FLOAT_TYPES:
+    if i.guard is not None or info.opcode not in _AFFINE_OPS or is_float(info.dtype):
         return False
     if info.opcode in ("mul", "mad") and "hi" in info.other:
         return False
@@ -215,7 +216,7 @@ def _deltas(facts: LoopFacts, trace: Trace, types: dict[str, str]) -> dict[str, 
 
 
 def _mask(t: str) -> np.uint64:
-    return U64((1 << width(t)) - 1) if width(t) < 64 else ~U64(0)
+    return U64((1 << bit_width(t)) - 1) if bit_width(t) < 64 else ~U64(0)
 
 
 def _skip(interp: Interpreter, plan: FunctionPlan, g: Group, facts: LoopFacts, trace: Trace) -> bool:
@@ -291,16 +292,19 @@ def _operand_values(ins: Instruction, rows: Rows) -> list[np.ndarray] | None:
     ops = ins.operands[1:2] if info.opcode == "cvt" else ins.operands[1:3]
     out = []
     for o in ops:
-        if isinstance(o, Imm):
-            bits = imm_bits(o.text, t)
-        elif isinstance(o, Reg) and rows.regs.get(o.name) is not None and rows.ptr.get(o.name, 0) != -1:
-            bits = rows.regs[o.name]
-        else:
-            return None
-        v = read(bits, t)
-        if v.dtype == U64:
-            if np.any(v > U64(1 << 62)):
+        try:
+            if isinstance(o, Imm):
+                bits = imm_bits(o.text, t)
+            elif isinstance(o, Reg) and rows.regs.get(o.name) is not None and rows.ptr.get(o.name, 0) != -1:
+                bits = rows.regs[o.name]
+            else:
                 return None
+            v = from_raw(bits, t)
+        except Unsupported:
+            return None
+        if v.dtype == U64 and np.any(v > U64(1 << 62)):
+            return None
+        if v.dtype.kind in "iu":
             v = v.astype(np.int64)
         out.append(np.broadcast_to(v, (rows.n,)))
     return out
@@ -333,8 +337,8 @@ def _first_flip(cmp: str, d0: np.ndarray, dd: np.ndarray) -> np.ndarray:
 
 def _first_overflow(a0: np.ndarray, da: np.ndarray, t: str) -> np.ndarray:
     """First k >= 1 at which ``a0 + k*da`` leaves the range of type ``t`` (kept below 2**62)."""
-    w = width(t)
-    lo, hi = (-(1 << (w - 1)), (1 << (w - 1)) - 1) if t[0] == "s" else (0, (1 << min(w, 62)) - 1)
+    lo, hi = int_range(t)
+    hi = hi if t[0] == "s" else min(hi, (1 << 62) - 1)
     big = np.full(np.shape(a0), MAX_SKIP, dtype=np.int64)
     up = np.where(da > 0, (hi - a0) // np.where(da > 0, da, 1) + 1, big)
     down = np.where(da < 0, (a0 - lo) // np.where(da < 0, -da, 1) + 1, big)

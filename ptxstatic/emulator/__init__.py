@@ -4,7 +4,7 @@
 counts) or raises :class:`EmulationError`. See ``docs/emulator.md``.
 """
 
+from ptxstatic.emulator.errors import EmulationError
 from ptxstatic.emulator.simt import EMULATED, Emulation, emulate
-from ptxstatic.emulator.types import EmulationError
 
 __all__ = ["EMULATED", "Emulation", "EmulationError", "emulate"]

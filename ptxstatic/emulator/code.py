@@ -15,18 +15,9 @@ import networkx as nx
 import numpy as np
 
 from ptxstatic.analysis.cfg import build_cfg
+from ptxstatic.emulator.errors import EmulationError
+from ptxstatic.emulator.lanes import LANES
 from ptxstatic.emulator.memory import Device, Symbol, decl_size
-from ptxstatic.emulator.types import (
-    LANES,
-    NP,
-    UINT,
-    EmulationError,
-    const,
-    imm_bits,
-    is_signed,
-    np_type,
-    resize,
-)
 from ptxstatic.ptx.ast import (
     Addr,
     BinOp,
@@ -44,6 +35,7 @@ from ptxstatic.ptx.ast import (
     VarDecl,
     constant_value,
 )
+from ptxstatic.ptx.dtypes import NP, UINT, Unsupported, const, is_signed, literal, np_type, resize
 from ptxstatic.ptx.isa import OpInfo
 
 Reader = Callable[..., object]  # frame -> array or scalar of the requested dtype
@@ -239,8 +231,7 @@ class Operands:
             inner = self.reader(op.reg, "pred")
             return lambda f: ~inner(f)
         if isinstance(op, Imm):
-            bits = imm_bits(op.text, dt)
-            value = bits if bits is not None else const(op.value, dt)
+            value = literal(op.text, op.value, dt)
             return lambda f: value
         if isinstance(op, (BinOp, Unary)):
             value = const(constant_value(op), dt)
@@ -351,7 +342,7 @@ def compile_function(fn: Function, device: Device, builders: dict[str, Callable[
                 scope.reg_type(guard)
             try:
                 kind, payload = _compile(ins, Operands(ins, scope), labels, tables, builders)
-            except EmulationError as exc:
+            except (EmulationError, Unsupported) as exc:
                 kind, payload = OP, _raising(str(exc))
             if kind == "term":
                 term = (payload[0], guard, ins.guard_negated, payload[1], ins)

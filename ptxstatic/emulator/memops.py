@@ -12,10 +12,11 @@ from collections.abc import Callable
 import numpy as np
 
 from ptxstatic.emulator.code import Op, Operands, Reader
-from ptxstatic.emulator.ops import lanes
+from ptxstatic.emulator.errors import EmulationError
+from ptxstatic.emulator.lanes import WARP, lanes
 from ptxstatic.emulator.state import Frame, atomic, read, write
-from ptxstatic.emulator.types import WARP, EmulationError, np_type
 from ptxstatic.ptx.ast import Reg, Vec
+from ptxstatic.ptx.dtypes import np_type
 from ptxstatic.ptx.isa import OpInfo
 
 

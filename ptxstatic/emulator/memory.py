@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ptxstatic.emulator.types import WARP, EmulationError, const, f32_to_bf16, np_type, size_of
+from ptxstatic.emulator.errors import EmulationError
+from ptxstatic.emulator.lanes import WARP
 from ptxstatic.launch import Buffer, Launch
 from ptxstatic.ptx.ast import (
     BinOp,
@@ -30,6 +31,7 @@ from ptxstatic.ptx.ast import (
     VarDecl,
     constant_value,
 )
+from ptxstatic.ptx.dtypes import const, f32_to_bf16, np_type, size_of
 
 GLOBAL_BASE = 1 << 40
 SHARED_WINDOW = 1 << 32

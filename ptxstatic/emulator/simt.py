@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ptxstatic.block_counts import BlockCounts
-from ptxstatic.emulator import bits, convert, memops, ops, warp
+from ptxstatic.emulator import memops, ops, warp
 from ptxstatic.emulator.code import (
     BRA,
     BRX,
@@ -34,12 +34,13 @@ from ptxstatic.emulator.code import (
     Code,
     compile_function,
 )
+from ptxstatic.emulator.errors import EmulationError
+from ptxstatic.emulator.lanes import WARP, lanes
 from ptxstatic.emulator.memory import Device
-from ptxstatic.emulator.ops import lanes
 from ptxstatic.emulator.state import Cta, Frame, Warp
-from ptxstatic.emulator.types import UINT, WARP, EmulationError, bf16_to_f32, const, np_type, resize
 from ptxstatic.launch import Launch
 from ptxstatic.ptx.ast import Function, Imm, Module, Operand, Reg, Sym
+from ptxstatic.ptx.dtypes import UINT, Unsupported, bf16_to_f32, const, np_type, resize
 
 #: the ``BlockCounts.source`` of emulated counts
 EMULATED = "emulated"
@@ -47,7 +48,7 @@ DEFAULT_MAX_STEPS = 2_000_000
 MAX_CALL_DEPTH = 64
 TIME_SLICE = 4096  # warp instructions a warp runs before the scheduler moves on to the next one
 
-_BUILDERS = {**ops.BUILDERS, **bits.BUILDERS, **convert.BUILDERS, **memops.BUILDERS, **warp.BUILDERS}
+_BUILDERS = {**ops.BUILDERS, **memops.BUILDERS, **warp.BUILDERS}
 _INTERNAL = (IndexError, ValueError, TypeError, OverflowError, ZeroDivisionError, KeyError, AttributeError)
 
 
@@ -81,9 +82,12 @@ def emulate(module: Module, kernel: str | Function, launch: Launch, *, max_steps
     """
     fn = kernel if isinstance(kernel, Function) else _kernel(module, kernel)
     with np.errstate(all="ignore"):
-        emulator = _Emulator(module, fn, launch, max_steps, inputs, symbols)
-        emulator.run()
-        return emulator.result()
+        try:
+            emulator = _Emulator(module, fn, launch, max_steps, inputs, symbols)
+            emulator.run()
+            return emulator.result()
+        except Unsupported as exc:  # a buffer or variable of a type the value semantics does not define
+            raise EmulationError(str(exc)) from None
 
 
 def _kernel(module: Module, name: str) -> Function:
@@ -249,6 +253,8 @@ class _Emulator:
                 self._terminate(frame, stack, top, m, step, ipdom[pc], blk.fall)
         except EmulationError as exc:
             raise _located(exc, frame, step) from None
+        except Unsupported as exc:
+            raise _located(EmulationError(str(exc)), frame, step) from None
         except _INTERNAL as exc:
             raise _located(EmulationError(f"internal emulator error: {type(exc).__name__}: {exc}"), frame,
                            step) from exc

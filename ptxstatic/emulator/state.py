@@ -7,9 +7,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ptxstatic.emulator.errors import EmulationError
+from ptxstatic.emulator.lanes import LANES, WARP
 from ptxstatic.emulator.memory import GLOBAL_BASE, Device, split_generic
-from ptxstatic.emulator.types import LANES, WARP, EmulationError, as_uint
 from ptxstatic.launch import Launch
+from ptxstatic.ptx.dtypes import as_uint
 
 if TYPE_CHECKING:
     from ptxstatic.emulator.code import Code

@@ -12,9 +12,10 @@ from collections.abc import Callable
 import numpy as np
 
 from ptxstatic.emulator.code import Op, Operands
-from ptxstatic.emulator.ops import lanes
-from ptxstatic.emulator.types import LANES, EmulationError, np_type
+from ptxstatic.emulator.errors import EmulationError
+from ptxstatic.emulator.lanes import LANES, lanes
 from ptxstatic.ptx.ast import Pair
+from ptxstatic.ptx.dtypes import np_type
 from ptxstatic.ptx.isa import OpInfo
 
 _LANE_BITS = LANES.astype(np.uint32)

@@ -1,9 +1,11 @@
-"""Shared pieces of the PTX emulator: its error type, PTX types as numpy dtypes, and bit-exact conversions.
+"""PTX types as numpy dtypes, and how their values are represented: typed arrays, raw bits, literals, halves.
 
-Registers hold raw bits in unsigned arrays of their declared width (predicates in bool arrays). Values are
-*viewed* as the instruction's type, so ``mov.b32 %r1, %f1`` and friends move bits, as on the hardware.
-``f16`` values are numpy ``float16``; ``bf16`` has no numpy type and stays raw ``uint16`` bits, as do the
-packed ``f16x2`` / ``bf16x2`` words (``uint32``).
+A value of a PTX type is computed in the numpy dtype :data:`NP` gives for it, so integer arithmetic wraps
+exactly like the hardware. ``f16`` values are numpy ``float16``; ``bf16`` has no numpy type and stays raw
+``uint16`` bits, as do the packed ``f16x2`` / ``bf16x2`` words (``uint32``). Registers hold bits, and a value
+is *viewed* as the instruction's type, so ``mov.b32 %r1, %f1`` and friends move bits, as on the hardware:
+:func:`resize` moves bits between widths, :func:`to_raw` / :func:`from_raw` between typed values and
+``uint64`` bit patterns. The operations on these values are in :mod:`ptxstatic.ptx.semantics`.
 """
 
 from __future__ import annotations
@@ -13,12 +15,9 @@ import numpy as np
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.ptx.isa import TYPE_BITS
 
-WARP = 32
-LANES = np.arange(WARP)
 
-
-class EmulationError(PtxstaticError):
-    """Something the emulator does not model or a fault of the emulated program (bad address, trap, deadlock)."""
+class Unsupported(PtxstaticError):
+    """A PTX type, operation or modifier the value semantics does not define."""
 
 
 UINT = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32), 8: np.dtype(np.uint64)}
@@ -33,19 +32,25 @@ NP: dict[str, np.dtype] = {
     "f32": np.dtype(np.float32), "f64": np.dtype(np.float64),
 }
 HALF_TYPES = frozenset({"f16", "bf16", "f16x2", "bf16x2"})
+U64 = np.uint64
 
 
 def np_type(ty: str) -> np.dtype:
-    """The numpy dtype of PTX type ``ty``; EmulationError for types the emulator does not model."""
+    """The numpy dtype of PTX type ``ty``; :class:`Unsupported` for types without one."""
     try:
         return NP[ty]
     except KeyError:
-        raise EmulationError(f"type .{ty} is not supported" if ty else "instruction has no type") from None
+        raise Unsupported(f"type .{ty} is not supported" if ty else "instruction has no type") from None
 
 
 def size_of(ty: str) -> int:
     """Bytes of one value of PTX type ``ty`` (1 for predicates)."""
     return max(1, TYPE_BITS.get(ty, 8) // 8)
+
+
+def bit_width(ty: str) -> int:
+    """Bits of PTX type ``ty`` (32 for a type the ISA table does not know)."""
+    return TYPE_BITS.get(ty, 32)
 
 
 def is_float(ty: str) -> bool:
@@ -54,6 +59,17 @@ def is_float(ty: str) -> bool:
 
 def is_signed(ty: str) -> bool:
     return ty[0] == "s"
+
+
+def is_integer(ty: str) -> bool:
+    """An integer or bit type (not a predicate, not a float)."""
+    return bool(ty) and ty != "pred" and not is_float(ty)
+
+
+def int_range(ty: str) -> tuple[int, int]:
+    """Smallest and largest value of integer type ``ty``."""
+    bits = 8 * size_of(ty)
+    return (-(1 << bits - 1), (1 << bits - 1) - 1) if is_signed(ty) else (0, (1 << bits) - 1)
 
 
 def as_uint(x: np.ndarray) -> np.ndarray:
@@ -86,13 +102,34 @@ def const(value: int | float, dtype: np.dtype) -> np.generic:
     return dtype.type(value)
 
 
-def imm_bits(text: str, dtype: np.dtype) -> np.generic | None:
-    """A ``0f``/``0d`` literal taken as raw bits when its width matches ``dtype`` (None otherwise)."""
+def literal(text: str, value: int | float, dtype: np.dtype) -> np.generic:
+    """A literal operand as a value of ``dtype``: a ``0f``/``0d`` literal of the same width is taken as raw
+    bits, anything else is its ``value`` converted (:func:`const`)."""
     t = text.lstrip("-")
     width = {"0f": 4, "0F": 4, "0d": 8, "0D": 8}.get(t[:2])
     if width is None or width != dtype.itemsize or text.startswith("-"):
-        return None
+        return const(value, dtype)
     return np.array(int(t[2:], 16), dtype=UINT[width]).view(dtype)[()]
+
+
+def to_raw(x: np.ndarray | np.generic | bool, ty: str) -> np.ndarray:
+    """The bits of a value of PTX type ``ty`` (converted to the type's dtype first), zero-extended to uint64."""
+    v = np.asarray(x)
+    dtype = np_type(ty)
+    if v.dtype != dtype:
+        v = v.astype(dtype)
+    if dtype.kind == "b":
+        return v.astype(U64)
+    return as_uint(v).astype(U64)
+
+
+def from_raw(bits: np.ndarray, ty: str) -> np.ndarray:
+    """A value of PTX type ``ty`` from uint64 bits (the low bits of the type's width)."""
+    dtype = np_type(ty)
+    b = np.asarray(bits, dtype=U64)
+    if dtype.kind == "b":
+        return b != 0
+    return b.astype(UINT[dtype.itemsize]).view(dtype)
 
 
 # ------------------------------------------------------------------------------------ half precision
@@ -115,14 +152,15 @@ def half_decode(raw: np.ndarray, ty: str) -> np.ndarray:
     """``f16``/``bf16`` raw 16-bit values as float32."""
     if ty == "bf16":
         return bf16_to_f32(raw)
-    return np.asarray(raw).view(np.float16).astype(np.float32) if raw.dtype != np.float16 else raw.astype(np.float32)
+    raw = np.asarray(raw)
+    return raw.view(np.float16).astype(np.float32) if raw.dtype != np.float16 else raw.astype(np.float32)
 
 
 def half_encode(x: np.ndarray, ty: str, rounding: str = "rn") -> np.ndarray:
     """Float values rounded to ``f16`` (as float16) or ``bf16`` (as uint16 bits, nearest-even or ``rz``)."""
     if ty == "bf16":
         if rounding in ("rm", "rp"):
-            raise EmulationError(f"rounding .{rounding} to bf16 is not supported")
+            raise Unsupported(f"rounding .{rounding} to bf16 is not supported")
         mode = "rz" if rounding == "rz" else "rn"
         return f32_to_bf16(round_to_f32(np.asarray(x, dtype=np.float64), mode), mode)
     if rounding in ("", "rn", "rni"):
