@@ -28,7 +28,7 @@ from ptxstatic.data.samples import Sample, SampleStore, utc_now
 from ptxstatic.data.store import ClockConfig, DatasetStore, Measurement
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.features.occupancy import gpu
-from ptxstatic.features.ptxas import ptxas_stats
+from ptxstatic.toolchain.ptxas import ptxas_stats
 
 HERE = Path(__file__).resolve().parent
 

@@ -23,8 +23,8 @@ from ptxstatic.data.collect_clocks import META_KEY
 from ptxstatic.data.device_fake import ENV
 from ptxstatic.emulator import emulate
 from ptxstatic.launch import Launch
-from ptxstatic.ptx.nvcc import compile_to_ptx
 from ptxstatic.ptx.parser import parse_text
+from ptxstatic.toolchain.nvcc import compile_to_ptx
 
 KERNELS = r"""
 extern "C" __global__ void chain(float* out, int n, int iters) {

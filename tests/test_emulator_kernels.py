@@ -19,8 +19,8 @@ from ptxstatic.analysis.cfg import build_cfg
 from ptxstatic.emulator import EMULATED, Emulation, emulate
 from ptxstatic.launch import Buffer, Launch
 from ptxstatic.ptx.ast import Module
-from ptxstatic.ptx.nvcc import compile_to_ptx, nvcc_path
 from ptxstatic.ptx.parser import parse_file, parse_text
+from ptxstatic.toolchain.nvcc import compile_to_ptx, nvcc_path
 
 DATA = Path(__file__).parent / "data" / "emulator"
 VARIANTS = ("plain", "lineinfo", "G")

@@ -17,9 +17,9 @@ from ptxstatic.errors import PtxstaticError
 from ptxstatic.features.divergence import global_accesses
 from ptxstatic.features.occupancy import gpu, occupancy
 from ptxstatic.features.portable import features_markdown, is_arithmetic, memory_traffic, portable_features
-from ptxstatic.features.ptxas import parse_verbose, ptxas_stats
 from ptxstatic.launch import Launch
 from ptxstatic.ptx.parser import parse_file
+from ptxstatic.toolchain.ptxas import parse_verbose, ptxas_stats
 
 ROOT = Path(__file__).resolve().parents[1]
 COUNTED = ROOT / "tests" / "data" / "static" / "counted.ptx"

@@ -15,10 +15,11 @@ from util import FIXTURES, needs_ptxas
 from ptxstatic.analysis.cfg import build_cfg
 from ptxstatic.counts.cuda_driver import NO_GPU, Driver
 from ptxstatic.counts.gpu import block_counts, profile, run_counters
-from ptxstatic.counts.instrument import InstrumentOptions, assemble, instrument
+from ptxstatic.counts.instrument import InstrumentOptions, instrument
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.launch import Buffer, Launch
 from ptxstatic.ptx.parser import parse_file, parse_text
+from ptxstatic.toolchain.ptxas import assemble
 
 #: a kernel whose block counts follow from its code: a guarded early exit, a branch on gid % 3, a loop that
 #: runs gid % 4 times, and an empty block at the end that every thread reaches

@@ -22,14 +22,13 @@ from ptxstatic.counts.instrument import (
     SYMBOL,
     Instrumented,
     InstrumentOptions,
-    assemble,
     instrument,
     reaching_kernels,
-    target_arch,
 )
 from ptxstatic.errors import PtxstaticError, SourceError
 from ptxstatic.ptx import ast as A
 from ptxstatic.ptx.parser import parse_file, parse_text
+from ptxstatic.toolchain.ptxas import assemble, target_arch
 
 FILES = corpus_files()
 IDS = [str(p.relative_to(FIXTURES)) for p in FILES]

@@ -15,9 +15,11 @@ from util import ROOT, needs_ptxas
 
 from ptxstatic.analysis.cfg import build_cfg
 from ptxstatic.counts.counter_map import CounterMap
-from ptxstatic.counts.instrument import InstrumentOptions, assemble, instrument, target_arch
+from ptxstatic.counts.instrument import InstrumentOptions, instrument
 from ptxstatic.errors import PtxstaticError, SourceError
 from ptxstatic.ptx.parser import parse_text
+from ptxstatic.toolchain.llvm import parse_ir
+from ptxstatic.toolchain.ptxas import assemble, target_arch
 
 llvm_ir = pytest.importorskip("ptxstatic.counts.llvm_ir")
 pytest.importorskip("llvmlite", reason="the LLVM IR route needs llvmlite")
@@ -112,8 +114,7 @@ def ptx_edges(result) -> set[tuple[int, int]]:
 
 
 def blocks_of(text: str, name: str) -> list:
-    llvm = llvm_ir._llvm()
-    return llvm_ir.ir_blocks(text, llvm_ir._parse_ir(llvm, text, name), name)
+    return llvm_ir.ir_blocks(text, parse_ir(text, name), name)
 
 
 CASES = [(p.name, p.read_text()) for p in LL_FILES] + [("unnamed.ll", UNNAMED)]

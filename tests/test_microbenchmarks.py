@@ -17,12 +17,13 @@ from pathlib import Path
 import pytest
 from util import ROOT, needs_nvcc
 
-from ptxstatic.counts.instrument import assemble, instrument
+from ptxstatic.counts.instrument import instrument
 from ptxstatic.data.collect_compile import CompiledSource, compile_all, compile_source
 from ptxstatic.data.collect_manifest import load_manifest
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.launch import Buffer
 from ptxstatic.ptx import isa
+from ptxstatic.toolchain.ptxas import assemble
 
 SUITE = ROOT / "microbenchmarks"
 MANIFEST = SUITE / "manifest.json"

@@ -23,10 +23,8 @@ from dataclasses import dataclass, field
 from ptxstatic.analysis.cfg import BlockGraph, build_cfg
 from ptxstatic.analysis.sequence import SeqItem, instruction_sequence
 from ptxstatic.errors import PtxstaticError
+from ptxstatic.limits import SEQUENCE_CALL_DEPTH, SEQUENCE_CAP
 from ptxstatic.ptx.ast import Instruction, Module, Sym
-
-MAX_CALL_DEPTH = 4
-DEFAULT_CAP = 20_000
 
 Compact = list[tuple["SeqItem | Compact", int]]
 
@@ -141,7 +139,7 @@ class _Walker:
         out: list[Node] = []
         for ins in cfg.blocks[b].instructions:
             out.append(ins)
-            if ins.opcode.startswith("call") and len(self.stack) < MAX_CALL_DEPTH:
+            if ins.opcode.startswith("call") and len(self.stack) < SEQUENCE_CALL_DEPTH:
                 callee = next((o.name for o in ins.operands if isinstance(o, Sym)), None)
                 if callee and callee not in self.stack and callee in self.counts and callee in self.defined:
                     out += self.function(callee)
@@ -187,7 +185,7 @@ def _compact(shape: list, items: list[SeqItem]) -> Compact:
 
 
 def executed_sequence(module: Module, function: str, counts: Mapping[str, Mapping[int, float]],
-                      cap: int = DEFAULT_CAP) -> ExecutedSequence:
+                      cap: int = SEQUENCE_CAP) -> ExecutedSequence:
     """The executed sequence of ``function`` (a kernel, usually) for the given block counts."""
     try:
         module.function(function)

@@ -6,6 +6,7 @@ import click
 
 from ptxstatic.cli import options
 from ptxstatic.data.device import DEVICES
+from ptxstatic.limits import DEVICE_CALL_TIMEOUT_S
 
 
 class RichUi:
@@ -68,7 +69,7 @@ class RichUi:
 @click.option("--only", metavar="PATTERN[,PATTERN]", help="Only benchmarks whose names match (shell patterns).")
 @click.option("--retry-failed", is_flag=True, help="Measure again the samples recorded as failed.")
 @click.option("--arch", metavar="sm_XX", help="Compile for this architecture [default: the device's].")
-@click.option("--timeout", "timeout_s", default=300.0, show_default=True,
+@click.option("--timeout", "timeout_s", default=DEVICE_CALL_TIMEOUT_S, show_default=True,
               help="Seconds a single device call may take before the kernel is taken to hang.")
 @click.option("--jobs", "-j", type=int, help="Parallel nvcc processes [default: CPU count].")
 @options.output_format("text", "json")

@@ -31,8 +31,8 @@ def features(source: str, kernel: str, counts_file: str | None, grid: str, block
     from ptxstatic.errors import PtxstaticError
     from ptxstatic.features.occupancy import gpu as find_gpu
     from ptxstatic.features.portable import FEATURES, portable_features
-    from ptxstatic.features.ptxas import ptxas_stats
     from ptxstatic.ptx.printer import module as print_module
+    from ptxstatic.toolchain.ptxas import ptxas_stats
 
     module = load(source, nvcc_flags, recover=False)
     if counts_file:

@@ -10,8 +10,8 @@ import click
 
 from ptxstatic.errors import PtxstaticError, SourceError
 from ptxstatic.ptx.ast import Module
-from ptxstatic.ptx.nvcc import compile_to_ptx
 from ptxstatic.ptx.parser import parse_file, parse_text
+from ptxstatic.toolchain.nvcc import compile_to_ptx
 
 PTX_SUFFIXES = (".ptx",)
 CUDA_SUFFIXES = (".cu",)

@@ -34,10 +34,11 @@ def instrument(source: str, output: str, map_path: str | None, mode: str, stride
 
     from ptxstatic.cli.inputs import load
     from ptxstatic.counts.counter_map import write_atomic
-    from ptxstatic.counts.instrument import InstrumentOptions, assemble, instrument, target_arch
+    from ptxstatic.counts.instrument import InstrumentOptions, instrument
     from ptxstatic.counts.llvm_ir import instrument_ir
     from ptxstatic.errors import PtxstaticError
     from ptxstatic.ptx.parser import parse_text
+    from ptxstatic.toolchain.ptxas import assemble, target_arch
 
     opts = InstrumentOptions(mode, stride, banks)
     if source.endswith((".ll", ".bc")):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ptxstatic.ptx.nvcc import DEFAULT_FLAGS
+from ptxstatic.toolchain.nvcc import DEFAULT_FLAGS
 
 nvcc_flags = click.option(
     "--nvcc-flags", default=DEFAULT_FLAGS, show_default=True, metavar="FLAGS",

@@ -51,13 +51,13 @@ def profile(source: str, kernel: str, grid: str, block: str, shared_bytes: int, 
     launch.args.update(dict(parse_arg(a) for a in args))
     opts = InstrumentOptions(mode, stride, banks)
     if source.endswith(".ll"):
-        from ptxstatic.counts.llvm_ir import DEFAULT_CPU, _llvm, lower
+        from ptxstatic.toolchain.llvm import DEFAULT_CPU, lower
 
         try:
             text = Path(source).read_text()
         except (OSError, UnicodeDecodeError) as exc:
             raise PtxstaticError(f"{source}: cannot read LLVM IR text: {exc}") from None
-        module = parse_text(lower(_llvm(), text, source, cpu or DEFAULT_CPU), source)
+        module = parse_text(lower(text, source, cpu or DEFAULT_CPU), source)
     else:
         module = load(source, nvcc_flags, recover=False)
     result = run_profile(module, kernel, launch, opts)

@@ -30,6 +30,7 @@ from ptxstatic.errors import PtxstaticError
 from ptxstatic.ptx import ast as A
 from ptxstatic.ptx.parser import parse_text
 from ptxstatic.ptx.printer import module as print_module
+from ptxstatic.toolchain.ptxas import target_arch
 
 SYMBOL = "__ptxstatic_counters"
 MIN_SM = 70  # activemask
@@ -127,15 +128,6 @@ def counter_declaration(options: InstrumentOptions, n_counters: int) -> A.VarDec
 
 
 # -------------------------------------------------------------------------------------------- checks
-def target_arch(module: A.Module) -> str:
-    """The ``-arch`` for ptxas from the module's ``.target`` (``sm_90a``; ``compute_80`` gives ``sm_80``)."""
-    sm = module.sm
-    m = re.fullmatch(r"(?:sm|compute)_(\d+)([a-z]?)", sm)
-    if m is None:
-        raise PtxstaticError(f"{module.filename}: no sm_XX in the .target directive ({', '.join(module.target)})")
-    return f"sm_{m.group(1)}{m.group(2)}"
-
-
 def _check(module: A.Module, symbol: str) -> str:
     if module.errors:
         raise PtxstaticError(f"{module.filename}: the module has parse errors; fix them before instrumenting")
@@ -293,24 +285,3 @@ def instrument(module: A.Module, options: InstrumentOptions | None = None,
     cmap = CounterMap(counters, options.mode, options.banks, options.stride, options.symbol,
                       hashlib.sha256(text.encode()).hexdigest(), module.filename, notes)
     return Instrumented(A.Module(module.filename, items), cmap)
-
-
-def assemble(text: str, arch: str, timeout: float = 600) -> None:
-    """Assemble PTX with ``ptxas -arch=ARCH``; a failure is a :class:`PtxstaticError` with ptxas's messages."""
-    import shutil
-    import subprocess
-    import tempfile
-
-    ptxas = shutil.which("ptxas")
-    if ptxas is None:
-        raise PtxstaticError("ptxas is not on the PATH; install the CUDA toolkit to check the instrumented PTX")
-    with tempfile.TemporaryDirectory(prefix="ptxstatic-") as tmp:
-        src = Path(tmp) / "in.ptx"
-        src.write_text(text)
-        try:
-            proc = subprocess.run([ptxas, f"-arch={arch}", str(src), "-o", str(Path(tmp) / "out.cubin")],
-                                  capture_output=True, text=True, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            raise PtxstaticError(f"ptxas -arch={arch} did not finish in {timeout:.0f} s") from None
-    if proc.returncode != 0:
-        raise PtxstaticError(f"ptxas -arch={arch} rejected the PTX:\n{(proc.stderr or proc.stdout).strip()}")

@@ -20,13 +20,12 @@ from typing import Any
 from ptxstatic.analysis.cfg import build_cfg
 from ptxstatic.counts.counter_map import Counter, CounterMap
 from ptxstatic.counts.instrument import InstrumentOptions, prologue, reaching_kernels, render
-from ptxstatic.errors import PtxstaticError, SourceError
+from ptxstatic.errors import PtxstaticError
 from ptxstatic.ptx import ast as A
 from ptxstatic.ptx.parser import parse_text
 from ptxstatic.ptx.printer import statement
+from ptxstatic.toolchain.llvm import DEFAULT_CPU, DEFAULT_FEATURES, lower, parse_ir
 
-DEFAULT_CPU = "sm_80"
-DEFAULT_FEATURES = "+ptx80"
 IR_PREFIX = "%__psir_"  # register-name prefix of the IR route's counter scopes
 
 _DEFINE = re.compile(r'^define\b[^@]*@("(?:[^"\\]|\\.)*"|[-\w$.]+)\s*\(', re.M)
@@ -61,31 +60,6 @@ class IrInstrumented:
     def ptx_blocks(self) -> dict[str, dict[int, list[int]]]:
         """Function -> PTX block id -> indices of the IR counters found in that block."""
         return counters_in_blocks(self.module)
-
-
-def _llvm() -> Any:
-    try:
-        import llvmlite.binding as llvm
-    except ImportError:
-        raise PtxstaticError("the LLVM IR route needs llvmlite: pip install 'ptxstatic[llvm]'") from None
-    for init in ("initialize_all_targets", "initialize_all_asmprinters"):
-        getattr(llvm, init)()
-    return llvm
-
-
-def _parse_ir(llvm: Any, text: str, filename: str) -> Any:
-    try:
-        mod = llvm.parse_assembly(text)
-        mod.verify()
-    except RuntimeError as exc:
-        msg = str(exc).strip()
-        m = re.search(r":(\d+):(\d+): error: (.*)", msg)
-        if m:
-            line = int(m.group(1))
-            raise SourceError(filename, line, int(m.group(2)), m.group(3),
-                              text.splitlines()[line - 1] if line <= text.count("\n") + 1 else "") from None
-        raise PtxstaticError(f"{filename}: not valid LLVM IR: {msg.splitlines()[-1] if msg else exc}") from None
-    return mod
 
 
 def ir_blocks(text: str, llvm_module: Any, filename: str = "<ir>") -> list[IrBlock]:
@@ -174,23 +148,11 @@ def _target(text: str, cpu: str | None) -> str:
     return m.group(1) if m else DEFAULT_CPU
 
 
-def lower(llvm: Any, text: str, filename: str, cpu: str, features: str = DEFAULT_FEATURES) -> str:
-    """PTX from NVPTX IR text through llvmlite's back end (opt level 3)."""
-    mod = _parse_ir(llvm, text, filename)
-    target = llvm.Target.from_triple("nvptx64-nvidia-cuda")
-    tm = target.create_target_machine(cpu=cpu, features=features, opt=3)
-    try:
-        return tm.emit_assembly(mod)
-    except RuntimeError as exc:
-        raise PtxstaticError(f"{filename}: the NVPTX back end failed: {exc}") from None
-
-
 def instrument_ir(text: str, filename: str = "<ir>", options: InstrumentOptions | None = None,
                   cpu: str | None = None, features: str = DEFAULT_FEATURES) -> IrInstrumented:
     """Insert a counter into every IR block, lower to PTX, and map every IR block to its PTX blocks."""
     options = options or InstrumentOptions()
-    llvm = _llvm()
-    mod = _parse_ir(llvm, text, filename)
+    mod = parse_ir(text, filename)
     triple = _TRIPLE.search(text)
     if triple is None or not triple.group(1).startswith("nvptx"):
         raise PtxstaticError(f"{filename}: not NVPTX IR (target triple {triple.group(1) if triple else 'missing'})")
@@ -209,7 +171,7 @@ def instrument_ir(text: str, filename: str = "<ir>", options: InstrumentOptions 
         out.append(line)
     out.append(f"@{options.symbol} = addrspace(1) global [{max(1, n) * options.banks} x i64] zeroinitializer, align 8")
     arch = _target(text, cpu)
-    ptx = lower(llvm, "\n".join(out) + "\n", filename, arch, features)
+    ptx = lower("\n".join(out) + "\n", filename, arch, features)
     module = parse_text(ptx, f"{filename} (lowered)")
     digest = hashlib.sha256(text.encode()).hexdigest()
     return IrInstrumented(ptx, module, *_map(blocks, module, options, filename, digest))

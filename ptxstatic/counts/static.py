@@ -21,12 +21,11 @@ from ptxstatic.counts.static_markov import frequency_estimate
 from ptxstatic.counts.symbolic import Rows, constant_bits, fake_base, maybe_null
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.launch import Buffer, Launch
+from ptxstatic.limits import STATIC_MAX_THREADS, STATIC_MAX_WORK, STATIC_SAMPLE_CTAS
 from ptxstatic.ptx.ast import Function, Module, VarDecl
 from ptxstatic.ptx.dtypes import U64, Unsupported
 
-MAX_THREADS = 1 << 20  #: threads interpreted in all; larger launches with CTA-dependent control are sampled
 CHUNK_THREADS = 1 << 15  #: threads interpreted together (whole CTAs)
-SAMPLE_CTAS = 16  #: CTAs interpreted when a launch is sampled
 
 
 @dataclass
@@ -191,7 +190,7 @@ def _interpret(module: Module, kernel: Function, launch: Launch, ctas: np.ndarra
     return interp
 
 
-def estimate_counts(module: Module, kernel_name: str, launch: Launch, *, max_work: float = 2e8,
+def estimate_counts(module: Module, kernel_name: str, launch: Launch, *, max_work: float = STATIC_MAX_WORK,
                     fast_forward: bool = True) -> StaticEstimate:
     """Block execution counts (summed over threads) of ``kernel_name`` and the functions it calls."""
     kernel = _kernel(module, kernel_name)
@@ -201,10 +200,10 @@ def estimate_counts(module: Module, kernel_name: str, launch: Launch, *, max_wor
     sampled = False
     if not per_cta:
         ctas, scale, method = np.zeros(1, dtype=np.int64), float(n_cta), "one CTA interpreted, scaled by CTAs"
-    elif n_cta * tpb <= MAX_THREADS:
+    elif n_cta * tpb <= STATIC_MAX_THREADS:
         ctas, scale, method = np.arange(n_cta, dtype=np.int64), 1.0, "all threads interpreted"
     else:
-        ctas = np.unique(np.linspace(0, n_cta - 1, SAMPLE_CTAS).round().astype(np.int64))
+        ctas = np.unique(np.linspace(0, n_cta - 1, STATIC_SAMPLE_CTAS).round().astype(np.int64))
         scale, method, sampled = n_cta / len(ctas), f"{len(ctas)} of {n_cta} CTAs interpreted, scaled", True
     try:
         interp = _interpret(module, kernel, launch, ctas, scale, max_work, fast_forward)

@@ -27,11 +27,11 @@ from ptxstatic.analysis.cfg import BasicBlock, BlockGraph, build_cfg
 from ptxstatic.analysis.defuse import DefUse, def_use
 from ptxstatic.analysis.registers import is_special
 from ptxstatic.counts.symbolic import MIXED, U64, Bits, Rows, Step, compile_instruction
+from ptxstatic.limits import STATIC_CALL_DEPTH, STATIC_MAX_STEPS, STATIC_MAX_WORK
 from ptxstatic.ptx.ast import BranchTargets, Function, InitList, Instruction, Label, Module, Reg, Sym, Tup, VarDecl
 
 DATA_LOOP_TRIPS = 8  #: expected iterations of a loop whose exit depends on data (exit chance 1/8 per test)
 MIN_WEIGHT = 1e-4  #: a fragment lighter than this leaves a data-dependent loop at its next exit test
-MAX_CALL_DEPTH = 8  #: device-function calls deeper than this are not followed
 OUTER = -1  #: region marker of a callee entered under a data-dependent branch of its caller
 
 
@@ -291,8 +291,8 @@ class Interpreter:
 
     module: Module
     symbols: dict[str, int]  # addressable symbol -> pointer base tag
-    max_work: float = 2e8  # row-instructions
-    max_steps: int = 2_000_000  # group-instructions (numpy calls)
+    max_work: float = STATIC_MAX_WORK  # row-instructions
+    max_steps: int = STATIC_MAX_STEPS  # group-instructions (numpy calls)
     counts: dict[str, dict[int, float]] = field(default_factory=dict)
     reasons: dict[str, dict[int, str]] = field(default_factory=dict)  # function -> block -> why estimated
     notes: list[str] = field(default_factory=list)
@@ -457,10 +457,10 @@ class Interpreter:
         except KeyError:
             self._returns_data(g, site)  # an external function (vprintf, malloc, ...)
             return g
-        if depth >= MAX_CALL_DEPTH:
-            self.estimated(caller, block, f"calls nested deeper than {MAX_CALL_DEPTH} are not followed")
+        if depth >= STATIC_CALL_DEPTH:
+            self.estimated(caller, block, f"calls nested deeper than {STATIC_CALL_DEPTH} are not followed")
             for b in range(len(self.plan(callee).cfg.blocks)):
-                self.estimated(callee, b, f"calls nested deeper than {MAX_CALL_DEPTH} are not followed")
+                self.estimated(callee, b, f"calls nested deeper than {STATIC_CALL_DEPTH} are not followed")
             self._returns_data(g, site)
             return g
         sub = self.plan(callee)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ptxstatic.counts.static_interp import DATA_LOOP_TRIPS, CallSite, FunctionPlan, Interpreter
+from ptxstatic.limits import STATIC_CALL_DEPTH
 
 
 def _transitions(plan: FunctionPlan) -> np.ndarray:
@@ -60,7 +61,7 @@ def frequency_estimate(interp: Interpreter, kernel: str, threads: float) -> None
         for b, f in enumerate(freq):
             counts[b] = counts.get(b, 0.0) + max(0.0, float(f))
             interp.estimated(name, b, "interpretation budget exceeded: branch-probability estimate")
-        if depth >= 8:
+        if depth >= STATIC_CALL_DEPTH:
             continue
         for b, ops in enumerate(plan.ops):
             for op in ops:

@@ -17,7 +17,7 @@ from typing import Protocol
 
 from ptxstatic.counts.instrument import Instrumented, instrument
 from ptxstatic.data.collect_clocks import ClockGuard, Pair, parse_clocks, repair, setting_name, snap
-from ptxstatic.data.collect_compile import CompiledSource, compile_all, nvcc_version
+from ptxstatic.data.collect_compile import CompiledSource, compile_all
 from ptxstatic.data.collect_features import count_blocks, kernel_record, loaded
 from ptxstatic.data.collect_manifest import BenchSpec, LaunchSpec, Manifest, load_manifest
 from ptxstatic.data.collect_measure import Timing, conditions, measure
@@ -27,7 +27,9 @@ from ptxstatic.data.store import ClockConfig, DatasetStore, Measurement
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.features.occupancy import ARCHS
 from ptxstatic.features.occupancy import Gpu as OccupancyGpu
-from ptxstatic.features.ptxas import PtxasFunction, ptxas_stats
+from ptxstatic.limits import DEVICE_CALL_TIMEOUT_S
+from ptxstatic.toolchain.nvcc import nvcc_version
+from ptxstatic.toolchain.ptxas import PtxasFunction, ptxas_stats
 
 
 class Ui(Protocol):
@@ -70,7 +72,7 @@ class CollectOptions:
     only: str | None = None
     retry_failed: bool = False
     arch: str | None = None  # default: the device's
-    timeout_s: float = 300.0
+    timeout_s: float = DEVICE_CALL_TIMEOUT_S
     jobs: int | None = None
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import subprocess
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -12,8 +11,8 @@ from pathlib import Path
 
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.ptx.ast import Module
-from ptxstatic.ptx.nvcc import compile_to_ptx, nvcc_path
 from ptxstatic.ptx.parser import parse_text
+from ptxstatic.toolchain.nvcc import compile_to_ptx
 
 
 @dataclass(frozen=True)
@@ -26,15 +25,6 @@ class CompiledSource:
 
     def kernel_names(self) -> list[str]:
         return [k.name for k in self.module.kernels]
-
-
-def nvcc_version() -> str:
-    """nvcc's release line, or '' without nvcc."""
-    nvcc = nvcc_path()
-    if nvcc is None:
-        return ""
-    out = subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout.strip().splitlines()
-    return out[-1] if out else ""
 
 
 def compile_source(path: Path, arch: str, flags: str = "") -> CompiledSource:

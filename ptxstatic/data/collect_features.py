@@ -33,9 +33,9 @@ from ptxstatic.data.store import Run, run_length
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.features.occupancy import Gpu as OccupancyGpu
 from ptxstatic.features.portable import portable_features as mangrove_features
-from ptxstatic.features.ptxas import PtxasFunction
 from ptxstatic.launch import Launch
 from ptxstatic.ptx.ast import Module
+from ptxstatic.toolchain.ptxas import PtxasFunction
 
 
 @contextlib.contextmanager

@@ -17,6 +17,7 @@ from typing import Protocol
 
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.launch import Launch
+from ptxstatic.limits import DEVICE_CALL_TIMEOUT_S
 
 DEVICES = ("cuda", "fake")
 #: NVML clocks-event (throttle) reason bits
@@ -169,7 +170,7 @@ class Device:
         self.board.close()
 
 
-def open_device(kind: str, index: int = 0, timeout_s: float = 300.0) -> Device:
+def open_device(kind: str, index: int = 0, timeout_s: float = DEVICE_CALL_TIMEOUT_S) -> Device:
     """The GPU numbered ``index`` (CUDA order) through ``kind``: ``cuda`` or ``fake`` (tests only)."""
     if kind == "fake":
         from ptxstatic.data.device_fake import open_fake

@@ -35,6 +35,7 @@ from ptxstatic.data.device import ClockState, Device, DeviceFault, GpuInfo, Kern
 from ptxstatic.emulator import Emulation, emulate
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.launch import Launch
+from ptxstatic.limits import FAKE_DEVICE_MAX_STEPS
 from ptxstatic.ptx.ast import Module
 from ptxstatic.ptx.parser import parse_text
 
@@ -46,7 +47,6 @@ DEFAULTS: dict[str, Any] = {
     "supported": [[2619, 1755], [2619, 1410], [2619, 1005], [1593, 1755], [1593, 1005]], "changes": [],
 }
 IDLE_W, DYNAMIC_W = 60.0, 200.0
-MAX_STEPS = 5_000_000
 
 
 class _Memory:
@@ -170,7 +170,7 @@ class FakeGpu:
         self._alive()
         p = self.prepared[prepared]
         try:
-            p.emulation = emulate(self.modules[p.module], p.kernel, p.launch, max_steps=MAX_STEPS)
+            p.emulation = emulate(self.modules[p.module], p.kernel, p.launch, max_steps=FAKE_DEVICE_MAX_STEPS)
         except PtxstaticError as exc:
             self.state.broken = str(exc)
             raise DeviceFault(f"kernel fault: {exc}") from None

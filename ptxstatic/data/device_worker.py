@@ -14,8 +14,8 @@ from typing import Any
 
 from ptxstatic.data.device import DeviceFault, GpuInfo, KernelAttributes
 from ptxstatic.errors import PtxstaticError
+from ptxstatic.limits import DEVICE_CALL_TIMEOUT_S, DEVICE_START_TIMEOUT_S
 
-START_TIMEOUT_S = 120.0
 CUDA = "ptxstatic.data.device_cuda:CudaGpu"
 
 
@@ -53,7 +53,7 @@ def _serve(conn: Connection, index: int, factory: str) -> None:
 class WorkerGpu:
     """Forwards every :class:`Gpu` call to a worker process holding the GPU that ``factory`` builds."""
 
-    def __init__(self, index: int = 0, timeout_s: float = 300.0, factory: str = CUDA) -> None:
+    def __init__(self, index: int = 0, timeout_s: float = DEVICE_CALL_TIMEOUT_S, factory: str = CUDA) -> None:
         self.index = index
         self.timeout_s = timeout_s
         self.factory = factory
@@ -70,7 +70,7 @@ class WorkerGpu:
         self._proc.start()
         child.close()
         self._conn = parent
-        self._info = self._reply("start", START_TIMEOUT_S)
+        self._info = self._reply("start", DEVICE_START_TIMEOUT_S)
 
     def _reply(self, what: str, timeout: float) -> Any:
         assert self._conn is not None

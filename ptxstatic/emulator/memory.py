@@ -17,6 +17,7 @@ import numpy as np
 from ptxstatic.emulator.errors import EmulationError
 from ptxstatic.emulator.lanes import WARP
 from ptxstatic.launch import Buffer, Launch
+from ptxstatic.limits import EMULATOR_GLOBAL_BYTES
 from ptxstatic.ptx.ast import (
     BinOp,
     Declarator,
@@ -39,7 +40,6 @@ LOCAL_WINDOW = 2 << 32
 FUNCTION_BASE = 3 << 32
 WINDOW_SIZE = 1 << 24
 _ALIGN = 256  # alignment of buffers, as cudaMalloc gives
-MAX_GLOBAL = 1 << 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,8 +111,9 @@ class Device:
         top = self._layout_globals()
         top, params = self._layout_params(kernel, top)
         top = self._layout_buffers(kernel, launch, top)
-        if top - GLOBAL_BASE > MAX_GLOBAL:
-            raise EmulationError(f"the launch needs {top - GLOBAL_BASE} bytes of global memory (limit {MAX_GLOBAL})")
+        if top - GLOBAL_BASE > EMULATOR_GLOBAL_BYTES:
+            raise EmulationError(
+                f"the launch needs {top - GLOBAL_BASE} bytes of global memory (limit {EMULATOR_GLOBAL_BYTES})")
         self.memory = np.zeros(top - GLOBAL_BASE, dtype=np.uint8)
         self._layout_shared(launch.shared_bytes)
         if self.shared_size > WINDOW_SIZE:

@@ -39,13 +39,12 @@ from ptxstatic.emulator.lanes import WARP, lanes
 from ptxstatic.emulator.memory import Device
 from ptxstatic.emulator.state import Cta, Frame, Warp
 from ptxstatic.launch import Launch
+from ptxstatic.limits import EMULATOR_CALL_DEPTH, EMULATOR_MAX_STEPS
 from ptxstatic.ptx.ast import Function, Imm, Module, Operand, Reg, Sym
 from ptxstatic.ptx.dtypes import UINT, Unsupported, bf16_to_f32, const, np_type, resize
 
 #: the ``BlockCounts.source`` of emulated counts
 EMULATED = "emulated"
-DEFAULT_MAX_STEPS = 2_000_000
-MAX_CALL_DEPTH = 64
 TIME_SLICE = 4096  # warp instructions a warp runs before the scheduler moves on to the next one
 
 _BUILDERS = {**ops.BUILDERS, **memops.BUILDERS, **warp.BUILDERS}
@@ -70,7 +69,7 @@ class Emulation:
         return sum(self.instructions.values())
 
 
-def emulate(module: Module, kernel: str | Function, launch: Launch, *, max_steps: int = DEFAULT_MAX_STEPS,
+def emulate(module: Module, kernel: str | Function, launch: Launch, *, max_steps: int = EMULATOR_MAX_STEPS,
             inputs: dict[str, np.ndarray] | None = None, symbols: dict[str, np.ndarray] | None = None) -> Emulation:
     """Run ``kernel`` of ``module`` over the grid of ``launch``.
 
@@ -339,8 +338,8 @@ class _Emulator:
             if len(site.args) != len(code.params) or len(site.returns) > len(code.returns):
                 raise EmulationError(f"call to {name} passes {len(site.args)} arguments for {len(code.params)}")
             warp = frame.warp
-            if warp.depth >= MAX_CALL_DEPTH:
-                raise EmulationError(f"call depth exceeds {MAX_CALL_DEPTH} (unbounded recursion?)")
+            if warp.depth >= EMULATOR_CALL_DEPTH:
+                raise EmulationError(f"call depth exceeds {EMULATOR_CALL_DEPTH} (unbounded recursion?)")
             warp.depth += 1
             callee = Frame(code, warp, warp.push_frame(code.local_size))
             for arg, param in zip(site.args, code.params, strict=True):

@@ -20,7 +20,6 @@ from ptxstatic.block_counts import BlockCounts
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.features.divergence import STRIDE_CLASSES, branch_divergence, global_accesses, stride_bytes
 from ptxstatic.features.occupancy import Gpu, occupancy
-from ptxstatic.features.ptxas import PtxasFunction
 from ptxstatic.ptx.ast import Imm, Instruction, Module, Vec
 from ptxstatic.ptx.isa import (
     CONTROL,
@@ -34,6 +33,7 @@ from ptxstatic.ptx.isa import (
     TYPE_BITS,
     OpInfo,
 )
+from ptxstatic.toolchain.ptxas import PtxasFunction
 
 
 @dataclass(frozen=True)

@@ -16,12 +16,12 @@ from pathlib import Path
 import numpy as np
 
 from ptxstatic.errors import PtxstaticError
+from ptxstatic.limits import MODEL_CARD_BYTES
 
 FORMAT = "ptxstatic-model"
 FORMAT_VERSION = 1
 CARD = "card.json"
 WEIGHTS = "weights.npz"
-_MAX_CARD_BYTES = 64 * 1024 * 1024
 _NUMERIC = ("b", "i", "u", "f")
 
 
@@ -60,7 +60,7 @@ def read_card(path: str | Path) -> tuple[Path, dict]:
     directory = p.parent if p.name == CARD else p
     card_path = directory / CARD
     try:
-        if os.path.getsize(card_path) > _MAX_CARD_BYTES:
+        if os.path.getsize(card_path) > MODEL_CARD_BYTES:
             raise PtxstaticError(f"{card_path}: model card is implausibly large")
         card = json.loads(card_path.read_text(encoding="utf-8"))
     except FileNotFoundError:

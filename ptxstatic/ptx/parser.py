@@ -33,6 +33,7 @@ from lark.exceptions import (
 )
 
 from ptxstatic.errors import SourceError
+from ptxstatic.limits import SHAPE_CACHE_ENTRIES
 from ptxstatic.ptx import ast as A
 from ptxstatic.ptx import shape_cache
 from ptxstatic.ptx.builder import (
@@ -148,7 +149,7 @@ class StatementParser:
                 except ValueError:
                     pass  # a value of the wrong kind for its place: let the grammar report it
         tree = self._lark(rule, text, filename, line, col, source)
-        if len(self._shapes) > shape_cache.MAX_ENTRIES:
+        if len(self._shapes) > SHAPE_CACHE_ENTRIES:
             self._shapes.clear()
         shape = self._shapes.setdefault(shape_key, _Shape())
         if shape.cacheable:

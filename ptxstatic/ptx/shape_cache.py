@@ -5,7 +5,7 @@ key ``[rule, text around the values, value kinds]`` as JSON, a tab, then ``[fixe
 values, template as data]`` as JSON. Loading reads only the keys; an entry's template is decoded and
 validated against the AST classes when a statement of its shape first appears, so a large cache costs
 little to open. Nothing in the file is executed. The file is keyed by a hash of the grammar, the builder and
-the AST, written atomically, and holds at most ``MAX_DISK_ENTRIES`` entries (the most recently added);
+the AST, written atomically, and holds at most ``limits.SHAPE_CACHE_DISK_ENTRIES`` entries (the most recently added);
 files of other fingerprints are removed when it is written. ``PTXSTATIC_CACHE_DIR`` moves it;
 ``PTXSTATIC_NO_CACHE=1`` turns it off.
 """
@@ -21,10 +21,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from ptxstatic.limits import SHAPE_CACHE_DISK_ENTRIES
 from ptxstatic.ptx.grammar import grammar_path
-
-MAX_ENTRIES = 100_000  # shapes kept in memory by one process
-MAX_DISK_ENTRIES = 50_000
 
 
 @cache
@@ -94,7 +92,7 @@ def save(value_regex: str, entries: list[list[Any]]) -> None:
         line = f"{shape_key(rule, text_shape, sig)}\t{json.dumps([fixed, fixed_values, data], separators=(',', ':'))}"
         lines.pop(line, None)
         lines[line] = None  # newest last
-    kept = list(lines)[-MAX_DISK_ENTRIES:]
+    kept = list(lines)[-SHAPE_CACHE_DISK_ENTRIES:]
     header = json.dumps({"fingerprint": fingerprint(), "value_regex": value_regex})
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -1,20 +1,20 @@
-"""Compiling ``.cu`` files to PTX with nvcc."""
+"""nvcc: compiling ``.cu`` files to PTX, and its version."""
 
 from __future__ import annotations
 
 import shlex
-import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 
 from ptxstatic.errors import PtxstaticError
+from ptxstatic.limits import NVCC_TIMEOUT_S, TOOL_QUERY_TIMEOUT_S
+from ptxstatic.toolchain.process import find, run_tool
 
 DEFAULT_FLAGS = "-arch=sm_80 -lineinfo"
 
 
 def nvcc_path() -> str | None:
-    return shutil.which("nvcc")
+    return find("nvcc")
 
 
 def compile_to_ptx(source: str | Path, flags: str = DEFAULT_FLAGS) -> str:
@@ -27,12 +27,17 @@ def compile_to_ptx(source: str | Path, flags: str = DEFAULT_FLAGS) -> str:
         )
     with tempfile.TemporaryDirectory(prefix="ptxstatic-") as tmp:
         out = Path(tmp) / "out.ptx"
-        cmd = [nvcc, "-ptx", *shlex.split(flags), str(source), "-o", str(out)]
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-        except subprocess.TimeoutExpired:
-            raise PtxstaticError(f"{source}: nvcc did not finish in 10 minutes") from None
+        proc = run_tool([nvcc, "-ptx", *shlex.split(flags), str(source), "-o", str(out)], NVCC_TIMEOUT_S, str(source))
         if proc.returncode != 0:
             msg = (proc.stderr or proc.stdout).strip()
             raise PtxstaticError(f"nvcc failed on {source} (exit {proc.returncode}):\n{msg}")
         return out.read_text()
+
+
+def nvcc_version() -> str:
+    """nvcc's release line, or '' without nvcc."""
+    nvcc = nvcc_path()
+    if nvcc is None:
+        return ""
+    out = run_tool([nvcc, "--version"], TOOL_QUERY_TIMEOUT_S, "nvcc --version").stdout.strip().splitlines()
+    return out[-1] if out else ""

@@ -1,7 +1,8 @@
-"""Per-function resource usage from ``ptxas -v``: registers, shared/constant/stack bytes and spills.
+"""ptxas: assembling PTX for an architecture, and the per-function resource usage ``ptxas -v`` reports.
 
-Results are cached on disk by the hash of the PTX text, the target architecture and the ptxas version, so
-a file is assembled once per architecture.
+:func:`assemble` checks that PTX assembles (the instrumentation pass's ``--check``); :func:`ptxas_stats`
+gives registers, shared/constant/stack bytes and spills per function, cached on disk by the hash of the
+PTX text, the target architecture and the ptxas version, so a file is assembled once per architecture.
 """
 
 from __future__ import annotations
@@ -10,13 +11,14 @@ import hashlib
 import json
 import os
 import re
-import shutil
-import subprocess
 import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ptxstatic.errors import PtxstaticError
+from ptxstatic.limits import PTXAS_TIMEOUT_S, TOOL_QUERY_TIMEOUT_S
+from ptxstatic.ptx.ast import Module
+from ptxstatic.toolchain.process import find, run_tool
 
 
 @dataclass
@@ -68,14 +70,40 @@ def parse_verbose(text: str, arch: str) -> dict[str, PtxasFunction]:
 
 
 def available() -> bool:
-    return shutil.which("ptxas") is not None
+    return find("ptxas") is not None
 
 
-def _version() -> str:
-    try:
-        return subprocess.run(["ptxas", "--version"], capture_output=True, text=True, check=False).stdout.strip()
-    except OSError:
-        return ""
+def version() -> str:
+    """ptxas's version text, or '' without ptxas."""
+    ptxas = find("ptxas")
+    return run_tool([ptxas, "--version"], TOOL_QUERY_TIMEOUT_S, "ptxas --version").stdout.strip() if ptxas else ""
+
+
+def target_arch(module: Module) -> str:
+    """The ``-arch`` for ptxas from the module's ``.target`` (``sm_90a``; ``compute_80`` gives ``sm_80``)."""
+    sm = module.sm
+    m = re.fullmatch(r"(?:sm|compute)_(\d+)([a-z]?)", sm)
+    if m is None:
+        raise PtxstaticError(f"{module.filename}: no sm_XX in the .target directive ({', '.join(module.target)})")
+    return f"sm_{m.group(1)}{m.group(2)}"
+
+
+def assemble(text: str, arch: str, *, verbose: bool = False, timeout_s: float = PTXAS_TIMEOUT_S) -> str:
+    """Assemble PTX with ``ptxas -arch=ARCH`` (``-v`` with ``verbose``) and return what ptxas printed; a
+    missing ptxas, a timeout or a rejection is a :class:`PtxstaticError` with ptxas's error lines."""
+    ptxas = find("ptxas")
+    if ptxas is None:
+        raise PtxstaticError("ptxas is not on the PATH; install the CUDA toolkit to assemble PTX")
+    with tempfile.TemporaryDirectory(prefix="ptxstatic-") as tmp:
+        src = Path(tmp) / "in.ptx"
+        src.write_text(text)
+        argv = [ptxas, *(["-v"] if verbose else []), f"-arch={arch}", str(src), "-o", str(Path(tmp) / "out.cubin")]
+        proc = run_tool(argv, timeout_s, f"ptxas -arch={arch}")
+    if proc.returncode != 0:
+        errors = "\n".join(ln for ln in proc.stderr.splitlines() if "error" in ln.lower())
+        msg = (errors or proc.stderr.strip() or proc.stdout.strip()).replace(str(src), "<input>")
+        raise PtxstaticError(f"ptxas -arch={arch} rejected the PTX:\n{msg}")
+    return proc.stderr + proc.stdout
 
 
 def cache_dir() -> Path:
@@ -91,22 +119,14 @@ def ptxas_stats(ptx: str, arch: str, *, cache: Path | None = None) -> dict[str, 
     if not available():
         return None
     cache = cache or cache_dir()
-    key = hashlib.sha256(f"{_version()}\0{arch}\0{ptx}".encode()).hexdigest()
+    key = hashlib.sha256(f"{version()}\0{arch}\0{ptx}".encode()).hexdigest()
     path = cache / f"{key}.json"
     if path.exists():
         try:
             return {n: PtxasFunction(**d) for n, d in json.loads(path.read_text()).items()}
         except (OSError, ValueError, TypeError):
             pass
-    with tempfile.TemporaryDirectory() as tmp:
-        src = Path(tmp) / "in.ptx"
-        src.write_text(ptx)
-        proc = subprocess.run(["ptxas", "-v", f"-arch={arch}", str(src), "-o", str(Path(tmp) / "out.cubin")],
-                              capture_output=True, text=True, check=False)
-    if proc.returncode != 0:
-        msg = "\n".join(ln for ln in proc.stderr.splitlines() if "error" in ln.lower()) or proc.stderr.strip()
-        raise PtxstaticError(f"ptxas -arch={arch} rejected the PTX: {msg.replace(str(src), '<input>')}")
-    stats = parse_verbose(proc.stderr + proc.stdout, arch)
+    stats = parse_verbose(assemble(ptx, arch, verbose=True), arch)
     try:
         cache.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps({n: asdict(s) for n, s in stats.items()}))

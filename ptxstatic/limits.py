@@ -1,0 +1,51 @@
+"""Every limit a user can run into, named once: depths, budgets, sizes, caches and timeouts.
+
+Each name says what it bounds. The modules that enforce a limit import it from here, so a limit is
+changed in one place and its error messages quote the value in force.
+"""
+
+# ------------------------------------------------------------------------------------ call depth
+#: device-function calls the emulator nests before it reports unbounded recursion
+EMULATOR_CALL_DEPTH = 64
+#: device-function calls the static interpreter follows; deeper ones are not followed (their blocks flagged)
+STATIC_CALL_DEPTH = 8
+#: device-function calls inlined into an executed instruction sequence; deeper calls stay one instruction
+SEQUENCE_CALL_DEPTH = 4
+
+# ----------------------------------------------------------------------------------- work budgets
+#: warp instructions one emulated launch may execute (``emulate(max_steps=...)`` overrides it)
+EMULATOR_MAX_STEPS = 2_000_000
+#: warp instructions of one launch on the fake device (``--device fake``)
+FAKE_DEVICE_MAX_STEPS = 5_000_000
+#: row-instructions the static interpreter may execute before it falls back to branch probabilities
+STATIC_MAX_WORK = 2e8
+#: group-instructions (numpy calls) the static interpreter may execute before that fallback
+STATIC_MAX_STEPS = 2_000_000
+#: threads the static interpreter runs in all; larger launches with CTA-dependent control are sampled
+STATIC_MAX_THREADS = 1 << 20
+#: CTAs the static interpreter runs when it samples a launch
+STATIC_SAMPLE_CTAS = 16
+
+# ------------------------------------------------------------------------------------------ sizes
+#: instructions of an executed sequence kept in expanded form (the compact form is never cut)
+SEQUENCE_CAP = 20_000
+#: bytes of global memory (variables, parameters, buffers) one emulated launch may use
+EMULATOR_GLOBAL_BYTES = 1 << 32
+#: bytes of a model card a model directory may hold
+MODEL_CARD_BYTES = 64 * 1024 * 1024
+#: statement shapes the parser keeps in memory in one process
+SHAPE_CACHE_ENTRIES = 100_000
+#: statement shapes kept in the on-disk shape cache (the most recently added)
+SHAPE_CACHE_DISK_ENTRIES = 50_000
+
+# --------------------------------------------------------------------------------------- timeouts
+#: seconds ``nvcc -ptx`` may take for one file
+NVCC_TIMEOUT_S = 600.0
+#: seconds ``ptxas`` may take to assemble one module
+PTXAS_TIMEOUT_S = 600.0
+#: seconds a tool may take to answer ``--version``
+TOOL_QUERY_TIMEOUT_S = 60.0
+#: seconds one device call (a launch, a timed loop) may take before the kernel is taken to hang
+DEVICE_CALL_TIMEOUT_S = 300.0
+#: seconds a device worker process may take to start and open the GPU
+DEVICE_START_TIMEOUT_S = 120.0
