@@ -17,10 +17,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from ptxstatic.counts.cuda_driver import Driver  # noqa: E402
-from ptxstatic.counts.gpu import time_kernel  # noqa: E402
-from ptxstatic.counts.instrument import instrument, reaching_kernels  # noqa: E402
+from ptxstatic.counts.instrumentation.ptx_pass import instrument, reaching_kernels  # noqa: E402
+from ptxstatic.counts.measured import time_kernel  # noqa: E402
 from ptxstatic.errors import PtxstaticError  # noqa: E402
+from ptxstatic.gpu.driver import Driver  # noqa: E402
 from ptxstatic.launch import Buffer, Launch  # noqa: E402
 from ptxstatic.ptx.parser import parse_file  # noqa: E402
 

@@ -51,7 +51,7 @@ def main() -> None:
     for p in sorted((ROOT / "tests" / "fixtures" / "ptx" / "nvcc" / "sm_80" / "plain").glob("*.ptx")):
         groups["PTX kernels"].update({f"{p.stem}:{k.name}": kernel_sequence(k) for k in parse_file(p).kernels})
     if args.data and Path(args.data).is_dir():
-        from ptxstatic.data.dataset import load_dataset, open_data
+        from ptxstatic.dataset.dataset import load_dataset, open_data
 
         data = load_dataset(open_data(args.data), "gtxtitanx")
         groups["Titan X benchmarks (unrolled)"] = dict(zip(data.names, data.runs))

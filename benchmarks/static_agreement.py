@@ -2,7 +2,7 @@
 
 For every kernel of the PTX corpus the reference counts come from the functional emulator
 (``ptxstatic.emulator.simt``) and, with ``--gpu`` on a machine with a GPU, from instrumented runs
-(``ptxstatic.counts.gpu``). Each kernel gets a synthetic launch (2 CTAs of 96 threads, fewer when
+(``ptxstatic.counts.measured``). Each kernel gets a synthetic launch (2 CTAs of 96 threads, fewer when
 ``.maxntid``/``.reqntid`` says so; 32-bit integer arguments 40, floats 1.5, other scalars 0; every 64-bit
 parameter a buffer of 2**18 32-bit words) and is emulated under several buffer fills (zeros, iota, two
 random seeds, all bits set). A kernel whose counts are identical under every fill is *launch-determined*:
@@ -27,7 +27,7 @@ from pathlib import Path
 from corpus import kernels, ptx_files, synthetic_launch
 
 from ptxstatic.block_counts import BlockCounts
-from ptxstatic.counts.static import estimate_counts
+from ptxstatic.counts.static.estimate import estimate_counts
 from ptxstatic.launch import Buffer, Launch
 from ptxstatic.ptx.ast import Function
 
@@ -76,7 +76,7 @@ def references(module, fn: Function, launch: Launch, gpu: bool) -> list[BlockCou
 
     refs = [emulate(module, fn, with_fill(launch, f), max_steps=300_000).counts for f in FILLS]
     if gpu:
-        from ptxstatic.counts.gpu import profile
+        from ptxstatic.counts.measured import profile
 
         refs += [profile(module, fn.name, with_fill(launch, f)).counts for f in FILLS]
     return refs

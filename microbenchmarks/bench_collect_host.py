@@ -3,7 +3,7 @@
 For every ``--every``-th launch of the suite: compiling the sources with nvcc, and per sample the
 bookkeeping collect does around the GPU work (features from block counts, the kernel's sequence, and the
 SQLite transaction with the measurement and the sample row). Static block counts
-(:func:`ptxstatic.counts.static.estimate_counts`, not timed) stand in for the instrumented run's, and a
+(:func:`ptxstatic.counts.static.estimate.estimate_counts`, not timed) stand in for the instrumented run's, and a
 synthetic measurement for the GPU's. Printed as ratios to the time the samples spend in measured loops
 (``min_seconds`` each), so that the numbers mean the same on any machine.
 
@@ -20,12 +20,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from ptxstatic.counts.static import estimate_counts
-from ptxstatic.data.collect_compile import compile_all
-from ptxstatic.data.collect_features import kernel_record
-from ptxstatic.data.collect_manifest import load_manifest
-from ptxstatic.data.samples import Sample, SampleStore, utc_now
-from ptxstatic.data.store import ClockConfig, DatasetStore, Measurement
+from ptxstatic.collect.compile import compile_all
+from ptxstatic.collect.features import kernel_record
+from ptxstatic.collect.manifest import load_manifest
+from ptxstatic.counts.static.estimate import estimate_counts
+from ptxstatic.dataset.samples import Sample, SampleStore, utc_now
+from ptxstatic.dataset.store import ClockConfig, DatasetStore, Measurement
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.features.occupancy import gpu
 from ptxstatic.toolchain.ptxas import ptxas_stats

@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 from util import needs_nvcc
 
-from ptxstatic.data.collect import CollectOptions, collect
-from ptxstatic.data.collect_clocks import META_KEY
-from ptxstatic.data.device_fake import ENV
+from ptxstatic.collect.clocks import META_KEY
+from ptxstatic.collect.runner import CollectOptions, collect
 from ptxstatic.emulator import emulate
+from ptxstatic.gpu.fake import ENV
 from ptxstatic.launch import Launch
 from ptxstatic.ptx.parser import parse_text
 from ptxstatic.toolchain.nvcc import compile_to_ptx
@@ -247,8 +247,8 @@ def test_collected_dataset_trains_evaluates_and_predicts(suite, tmp_path, monkey
     """The retraining sequence on a collected dataset: each launch is a sample with its launch features, splits
     keep a kernel's launches together, and the forests predict absolute time and power for a launch."""
     pytest.importorskip("sklearn")
-    from ptxstatic.data.dataset import load_dataset
-    from ptxstatic.data.store import DatasetStore
+    from ptxstatic.dataset.dataset import load_dataset
+    from ptxstatic.dataset.store import DatasetStore
     from ptxstatic.models.training import train_forest
 
     monkeypatch.setenv(ENV, str(tmp_path / "board.json"))
@@ -406,7 +406,7 @@ def test_sigkill_during_a_sweep_is_repaired_by_the_next_run(suite, tmp_path):
 
 
 def test_bad_clock_lists_are_refused():
-    from ptxstatic.data.collect_clocks import parse_clocks
+    from ptxstatic.collect.clocks import parse_clocks
     from ptxstatic.errors import PtxstaticError
 
     supported = [(2619, 1005), (2619, 1755)]
@@ -459,14 +459,14 @@ def test_cli_errors_exit_2_without_traceback(tmp_path):
 # --------------------------------------------------------------------------------------------- the worker
 @needs_nvcc
 def test_worker_restarts_after_a_sticky_fault_and_a_hang(suite, tmp_path, monkeypatch):
-    from ptxstatic.data.device import DeviceFault
-    from ptxstatic.data.device_worker import WorkerGpu
+    from ptxstatic.gpu.device import DeviceFault
+    from ptxstatic.gpu.worker import WorkerGpu
 
     board = tmp_path / "board.json"
     board.write_text(json.dumps({"wall_seconds_per_call": 60.0}))
     monkeypatch.setenv(ENV, str(board))
     ptx = (suite / "k.ptx").read_text()
-    gpu = WorkerGpu(0, timeout_s=5.0, factory="ptxstatic.data.device_fake:worker_gpu")
+    gpu = WorkerGpu(0, timeout_s=5.0, factory="ptxstatic.gpu.fake:worker_gpu")
     try:
         m = gpu.load(ptx)
         bad = gpu.prepare(m, "crash", Launch.from_dict(launch(1, 32, out(32), 32)))

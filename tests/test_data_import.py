@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from util import TITANX_DATA
 
-from ptxstatic.data.dataset import benchmark_family, load_dataset
-from ptxstatic.data.gpuptxmodel import import_folder
-from ptxstatic.data.store import DatasetStore
+from ptxstatic.dataset.dataset import benchmark_family, load_dataset
+from ptxstatic.dataset.gpuptxmodel import import_folder
+from ptxstatic.dataset.store import DatasetStore
 from ptxstatic.errors import PtxstaticError, SourceError
 from ptxstatic.models.encoding import writer_distances
 from ptxstatic.ptx.isa import op_info

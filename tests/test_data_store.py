@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from ptxstatic.analysis.sequence import SeqItem
-from ptxstatic.data.dataset import load_dataset
-from ptxstatic.data.store import ClockConfig, DatasetStore, Measurement, as_runs, run_length
+from ptxstatic.analysis.sequence import SeqItem, as_runs, run_length
+from ptxstatic.dataset.dataset import load_dataset
+from ptxstatic.dataset.store import ClockConfig, DatasetStore, Measurement
 from ptxstatic.errors import PtxstaticError
 
 FMA = SeqItem("fma", "fp32", "", "f32", 1, 3, 1, False, 1, "arith")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ptxstatic.data.dataset import ClockTable
 from ptxstatic.decisions.clocks import ScalingTable, min_energy, pareto_set, parse_fraction
+from ptxstatic.dvfs import ClockTable
 from ptxstatic.errors import PtxstaticError
 
 CLOCKS = ClockTable((1000, 1000, 2000, 2000), (500, 1000, 500, 1000))

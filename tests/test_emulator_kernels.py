@@ -278,7 +278,7 @@ def test_fresh_nvcc_build_gives_the_same_results(tmp_path: Path) -> None:
 
 def test_instrumented_counters_equal_emulated_counts() -> None:
     """The block counters of the instrumentation pass, run in the emulator, equal its own block counts."""
-    from ptxstatic.counts.instrument import instrument
+    from ptxstatic.counts.instrumentation.ptx_pass import instrument
 
     inst = instrument(module("lineinfo"))
     n = 100

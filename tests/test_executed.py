@@ -8,7 +8,7 @@ import pytest
 
 from ptxstatic.analysis.executed import Repeat, executed_sequence
 from ptxstatic.analysis.sequence import kernel_sequence
-from ptxstatic.counts.static import estimate_counts
+from ptxstatic.counts.static.estimate import estimate_counts
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.launch import Launch
 from ptxstatic.ptx.parser import parse_file

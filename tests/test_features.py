@@ -12,11 +12,11 @@ from util import needs_ptxas
 
 from ptxstatic.analysis.cfg import build_cfg
 from ptxstatic.analysis.defuse import def_use
-from ptxstatic.counts.static import estimate_counts
+from ptxstatic.counts.static.estimate import estimate_counts
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.features.divergence import global_accesses
-from ptxstatic.features.occupancy import gpu, occupancy
-from ptxstatic.features.portable import features_markdown, is_arithmetic, memory_traffic, portable_features
+from ptxstatic.features.occupancy import gpu_spec, occupancy
+from ptxstatic.features.portable import features_from_counts, features_markdown, is_arithmetic, memory_traffic
 from ptxstatic.launch import Launch
 from ptxstatic.ptx.parser import parse_file
 from ptxstatic.toolchain.ptxas import parse_verbose, ptxas_stats
@@ -75,7 +75,7 @@ def test_guard_parity_features_by_hand(counted):
     # grid 3 x 32, n = 70 (see test_static_counts): blocks of 8, 11, 4, 3 and 1 instructions entered by
     # 96, 70, 46, 24 and 96 threads
     counts = estimate_counts(counted, "guard_parity", Launch((3, 1, 1), (32, 1, 1), 0, {"1": 70})).counts
-    f = portable_features(counted, "guard_parity", counts)
+    f = features_from_counts(counted, "guard_parity", counts)
     assert f["threads_per_cta"] == 32 and f["ctas"] == 3
     assert f["instructions"] == 8 * 96 + 11 * 70 + 4 * 46 + 3 * 24 + 96
     assert f["control_ops"] == 96 + 70 + 46 + 96  # two conditional branches, bra.uni, ret
@@ -93,7 +93,7 @@ def test_guard_parity_features_by_hand(counted):
 def test_features_need_matching_counts(counted):
     counts = estimate_counts(counted, "guard_parity", Launch((1, 1, 1), (32, 1, 1), 0, {"1": 7})).counts
     with pytest.raises(PtxstaticError, match="not for kernel"):
-        portable_features(counted, "grid_stride", counts)
+        features_from_counts(counted, "grid_stride", counts)
 
 
 def test_strides_from_the_source():
@@ -113,7 +113,7 @@ def test_strides_from_the_source():
 def test_divergence_counts_only_thread_dependent_conditions():
     module = parse_file(ROOT / "tests" / "fixtures" / "ptx" / "nvcc" / "sm_80" / "plain" / "loops.ptx")
     counts = estimate_counts(module, "loop_over_blocks", Launch((3, 1, 1), (32, 1, 1), 0, {})).counts
-    f = portable_features(module, "loop_over_blocks", counts)
+    f = features_from_counts(module, "loop_over_blocks", counts)
     # the loop runs gridDim.x times and the store is guarded by blockIdx.x == 0: nothing depends on tid
     assert f["branches"] > 0 and f["divergent_branch_fraction"] == 0.0
 
@@ -122,7 +122,7 @@ def test_divergence_counts_only_thread_dependent_conditions():
 
 
 def test_occupancy_rules():
-    h100, a100 = gpu("h100"), gpu("A100")
+    h100, a100 = gpu_spec("h100"), gpu_spec("A100")
     full = occupancy(h100, 256, 32, 0, 1000)
     assert (full.blocks_per_sm, full.occupancy, full.limited_by) == (8, 1.0, "warps")
     assert full.waves == pytest.approx(1000 / (8 * 132))
@@ -133,14 +133,14 @@ def test_occupancy_rules():
     smem = occupancy(a100, 128, 16, 48 * 1024, 108)
     assert (smem.blocks_per_sm, smem.limited_by) == (3, "shared")
     # Titan X: 64 warps, at most 32 blocks; one-warp blocks are limited by the block count to half occupancy
-    titan = occupancy(gpu("titanx"), 32, 16, 0, 24)
+    titan = occupancy(gpu_spec("titanx"), 32, 16, 0, 24)
     assert (titan.blocks_per_sm, titan.limited_by, titan.occupancy) == (32, "blocks", 0.5)
     assert occupancy(h100, 256, 300, 0, 1).blocks_per_sm == 0
 
 
 def test_unknown_gpu_is_a_user_error():
     with pytest.raises(PtxstaticError, match="unknown GPU"):
-        gpu("voodoo2")
+        gpu_spec("voodoo2")
 
 
 # -------------------------------------------------------------------------------------------- ptxas
@@ -170,7 +170,7 @@ def test_ptxas_statistics_are_cached(tmp_path, counted):
     assert len(list(tmp_path.iterdir())) == 1
     assert ptxas_stats(text, "sm_80", cache=tmp_path) == stats
     counts = estimate_counts(counted, "guard_parity", Launch((264, 1, 1), (256, 1, 1), 0, {"1": 9})).counts
-    f = portable_features(counted, "guard_parity", counts, gpu=gpu("h100"), ptxas=stats)
+    f = features_from_counts(counted, "guard_parity", counts, gpu=gpu_spec("h100"), ptxas=stats)
     assert stats["guard_parity"].registers <= 32  # so 8 blocks of 8 warps fill the 64 warp slots
     assert f["blocks_per_sm"] == 8 and f["waves"] == pytest.approx(264 / (8 * 132))
 

@@ -13,10 +13,10 @@ import pytest
 from util import FIXTURES, needs_ptxas
 
 from ptxstatic.analysis.cfg import build_cfg
-from ptxstatic.counts.cuda_driver import NO_GPU, Driver
-from ptxstatic.counts.gpu import block_counts, profile, run_counters
-from ptxstatic.counts.instrument import InstrumentOptions, instrument
+from ptxstatic.counts.instrumentation.ptx_pass import InstrumentOptions, instrument
+from ptxstatic.counts.measured import block_counts, profile, run_counters
 from ptxstatic.errors import PtxstaticError
+from ptxstatic.gpu.driver import NO_GPU, Driver
 from ptxstatic.launch import Buffer, Launch
 from ptxstatic.ptx.parser import parse_file, parse_text
 from ptxstatic.toolchain.ptxas import assemble
@@ -179,7 +179,7 @@ def test_outputs_identical_and_counts_equal_emulator(kernel: str):
 
 def ir_and_ptx_routes():
     """The numbered-block IR kernel instrumented by the IR route, then again by the PTX route."""
-    llvm_ir = pytest.importorskip("ptxstatic.counts.llvm_ir")
+    llvm_ir = pytest.importorskip("ptxstatic.counts.instrumentation.llvm_ir")
     pytest.importorskip("llvmlite")
     from test_llvm_route import UNNAMED
 

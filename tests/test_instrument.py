@@ -17,8 +17,8 @@ import pytest
 from util import FIXTURES, ROOT, corpus_files, needs_ptxas
 
 from ptxstatic.analysis.cfg import build_cfg
-from ptxstatic.counts.counter_map import CounterMap
-from ptxstatic.counts.instrument import (
+from ptxstatic.counts.instrumentation.counter_map import CounterMap
+from ptxstatic.counts.instrumentation.ptx_pass import (
     SYMBOL,
     Instrumented,
     InstrumentOptions,

@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 from util import FIXTURES
 
-from ptxstatic.counts.instrument import InstrumentOptions, counter_declaration, instrument
+from ptxstatic.counts.instrumentation.ptx_pass import InstrumentOptions, counter_declaration, instrument
 from ptxstatic.launch import Buffer, Launch
 from ptxstatic.ptx import ast as A
 from ptxstatic.ptx.parser import parse_file
 
 emulator = pytest.importorskip("ptxstatic.emulator", reason="the PTX emulator is not available")
-from ptxstatic.counts.gpu import block_counts  # noqa: E402
+from ptxstatic.counts.measured import block_counts  # noqa: E402
 from ptxstatic.emulator import EmulationError  # noqa: E402
 
 SOURCES = ["branches", "calls", "loops", "switches", "warp", "atomics", "shared", "templates", "memory"]

@@ -14,14 +14,14 @@ import pytest
 from util import ROOT, needs_ptxas
 
 from ptxstatic.analysis.cfg import build_cfg
-from ptxstatic.counts.counter_map import CounterMap
-from ptxstatic.counts.instrument import InstrumentOptions, instrument
+from ptxstatic.counts.instrumentation.counter_map import CounterMap
+from ptxstatic.counts.instrumentation.ptx_pass import InstrumentOptions, instrument
 from ptxstatic.errors import PtxstaticError, SourceError
 from ptxstatic.ptx.parser import parse_text
 from ptxstatic.toolchain.llvm import parse_ir
 from ptxstatic.toolchain.ptxas import assemble, target_arch
 
-llvm_ir = pytest.importorskip("ptxstatic.counts.llvm_ir")
+llvm_ir = pytest.importorskip("ptxstatic.counts.instrumentation.llvm_ir")
 pytest.importorskip("llvmlite", reason="the LLVM IR route needs llvmlite")
 
 LL_FILES = sorted((ROOT / "tests" / "llvm").glob("*.ll"))

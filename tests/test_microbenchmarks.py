@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 from util import ROOT, needs_nvcc
 
-from ptxstatic.counts.instrument import instrument
-from ptxstatic.data.collect_compile import CompiledSource, compile_all, compile_source
-from ptxstatic.data.collect_manifest import load_manifest
+from ptxstatic.collect.compile import CompiledSource, compile_all, compile_source
+from ptxstatic.collect.manifest import load_manifest
+from ptxstatic.counts.instrumentation.ptx_pass import instrument
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.launch import Buffer
 from ptxstatic.ptx import isa

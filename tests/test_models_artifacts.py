@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ptxstatic.data.dataset import ClockTable
+from ptxstatic.dvfs import ClockTable
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.models.artifacts import CARD, WEIGHTS, save_model
 from ptxstatic.models.registry import load_model

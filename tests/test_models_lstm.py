@@ -10,9 +10,9 @@ torch = pytest.importorskip("torch")
 
 from util import TITANX_DATA  # noqa: E402
 
-from ptxstatic.data.dataset import load_dataset  # noqa: E402
-from ptxstatic.data.gpuptxmodel import import_folder  # noqa: E402
-from ptxstatic.data.store import DatasetStore  # noqa: E402
+from ptxstatic.dataset.dataset import load_dataset  # noqa: E402
+from ptxstatic.dataset.gpuptxmodel import import_folder  # noqa: E402
+from ptxstatic.dataset.store import DatasetStore  # noqa: E402
 from ptxstatic.models.lstm_numpy import count_inputs, pooling_weights  # noqa: E402
 from ptxstatic.models.lstm_train import LstmDvfs  # noqa: E402
 from ptxstatic.models.targets import HEADS  # noqa: E402

@@ -9,9 +9,9 @@ pytest.importorskip("sklearn")
 from sklearn.ensemble import ExtraTreesClassifier, ExtraTreesRegressor
 
 from ptxstatic.analysis.sequence import SeqItem
-from ptxstatic.data.dataset import ClockTable
-from ptxstatic.data.seq_features import PORTABLE, portable_features
+from ptxstatic.dvfs import ClockTable
 from ptxstatic.errors import PtxstaticError
+from ptxstatic.features.sequence import PORTABLE, features_from_sequence
 from ptxstatic.models.baselines import GroupForest, MeanSurface, WuClusters
 from ptxstatic.models.forest import AbsoluteForest
 from ptxstatic.models.tree_arrays import TreeEnsemble, export_trees
@@ -78,7 +78,7 @@ def test_dvfs_baselines(model) -> None:
 
 def test_absolute_forest_grid_search_and_numpy_inference() -> None:
     seqs, _, _ = _toy_dvfs(30)
-    X = np.array([[portable_features(s)[f] for f in PORTABLE] for s in seqs])
+    X = np.array([[features_from_sequence(s)[f] for f in PORTABLE] for s in seqs])
     y = 0.01 * X[:, PORTABLE.index("bytes_global")] + 0.002 * X[:, PORTABLE.index("arith")] + 1.0
     grid = {"max_features": [1.0, "sqrt"], "n_estimators": [16]}
     model = AbsoluteForest(target="time", grid=grid).fit(X, y, [f"g{i // 2}" for i in range(len(y))])

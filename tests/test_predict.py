@@ -86,8 +86,8 @@ def test_text_output_constraints_and_launch() -> None:
 @needs_models
 def test_model_path_on_constructed_sequences() -> None:
     """The inference path itself, on SeqItems built by hand: compute-bound vs memory-bound mixes."""
-    from ptxstatic.data.dataset import ClockTable
     from ptxstatic.decisions.clocks import ScalingTable, min_energy
+    from ptxstatic.dvfs import ClockTable
     from ptxstatic.models.registry import load_model
 
     model = load_model(SHIPPED / "lstm").predictor

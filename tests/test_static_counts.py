@@ -13,7 +13,7 @@ import pytest
 
 from ptxstatic.analysis.cfg import build_cfg
 from ptxstatic.block_counts import BlockCounts
-from ptxstatic.counts.static import estimate_counts
+from ptxstatic.counts.static.estimate import estimate_counts
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.launch import Launch
 from ptxstatic.ptx.parser import parse_file

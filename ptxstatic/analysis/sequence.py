@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 from ptxstatic.analysis.registers import operand_registers
@@ -76,3 +76,37 @@ def instruction_sequence(instructions: Iterable[Instruction]) -> list[SeqItem]:
         for r in defs:
             last_writer[r] = i
     return out
+
+
+# ------------------------------------------------------------------------------------------- runs
+#: an item and how many times in a row it executes
+Run = tuple[SeqItem, int]
+
+
+def as_runs(seq: Sequence) -> list[Run]:
+    """Flat (item, count) runs from a plain item list, runs, or the nested run-length form of an executed
+    sequence (``(body, times)`` entries whose body is itself such a list)."""
+    out: list[Run] = []
+
+    def walk(nodes: Sequence, times: int) -> None:
+        for node in nodes:
+            if isinstance(node, SeqItem):
+                out.append((node, times))
+            elif isinstance(node[0], SeqItem):
+                out.append((node[0], times * int(node[1])))
+            else:
+                walk(node[0], times * int(node[1]))
+
+    walk(seq, 1)
+    return out
+
+
+def run_length(items: Sequence[SeqItem]) -> list[Run]:
+    """Merge consecutive identical items into (item, repeat count) runs."""
+    runs: list[Run] = []
+    for item in items:
+        if runs and runs[-1][0] == item:
+            runs[-1] = (item, runs[-1][1] + 1)
+        else:
+            runs.append((item, 1))
+    return runs

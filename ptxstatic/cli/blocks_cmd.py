@@ -49,7 +49,7 @@ def blocks(source: str, kernel: str, grid: str, block: str, shared_bytes: int, p
     """
     from ptxstatic.analysis.cfg import build_cfg
     from ptxstatic.cli.inputs import load
-    from ptxstatic.counts.static import estimate_counts
+    from ptxstatic.counts.static.estimate import estimate_counts
 
     module = load(source, nvcc_flags, recover=False)
     est = estimate_counts(module, kernel, make_launch(grid, block, shared_bytes, params))

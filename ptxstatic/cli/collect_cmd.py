@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ptxstatic.cli import options
-from ptxstatic.data.device import DEVICES
+from ptxstatic.gpu.open import DEVICES
 from ptxstatic.limits import DEVICE_CALL_TIMEOUT_S
 
 
@@ -88,11 +88,11 @@ def collect(manifest: str, db: str, gpu_name: str, device: str, device_index: in
     import signal
     from pathlib import Path
 
-    from ptxstatic.data.collect import CollectOptions
-    from ptxstatic.data.collect import collect as run_collect
-    from ptxstatic.data.device import LIMITING
-    from ptxstatic.data.samples import dataset_stats
-    from ptxstatic.data.store import DatasetStore
+    from ptxstatic.collect.runner import CollectOptions
+    from ptxstatic.collect.runner import collect as run_collect
+    from ptxstatic.dataset.samples import dataset_stats
+    from ptxstatic.dataset.store import DatasetStore
+    from ptxstatic.gpu.device import LIMITING
 
     def terminate(signum: int, frame: object) -> None:
         raise KeyboardInterrupt

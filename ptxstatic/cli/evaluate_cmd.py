@@ -47,7 +47,7 @@ def evaluate(models: tuple[str, ...], data: str, gpu: str | None, cv: int, cv_mo
              seed: int, jobs: int, fmt: str) -> None:
     """Mean absolute error of scaling factors (in % and in points), share within 10 %, and the energy of the
     predicted minimum-energy configuration against F_max and against the true minimum."""
-    from ptxstatic.data.dataset import default_gpu, load_dataset, open_data
+    from ptxstatic.dataset.dataset import default_gpu, load_dataset, open_data
     from ptxstatic.errors import PtxstaticError
     from ptxstatic.report.dvfs_evaluation import evaluation_markdown, evaluation_text
     from ptxstatic.report.progress import Progress

@@ -27,10 +27,10 @@ def features(source: str, kernel: str, counts_file: str | None, grid: str, block
     Occupancy, registers and spills need ptxas on the PATH (and --gpu for occupancy and waves).
     """
     from ptxstatic.cli.inputs import load
-    from ptxstatic.counts.static import estimate_counts
+    from ptxstatic.counts.static.estimate import estimate_counts
     from ptxstatic.errors import PtxstaticError
-    from ptxstatic.features.occupancy import gpu as find_gpu
-    from ptxstatic.features.portable import FEATURES, portable_features
+    from ptxstatic.features.occupancy import gpu_spec
+    from ptxstatic.features.portable import FEATURES, features_from_counts
     from ptxstatic.ptx.printer import module as print_module
     from ptxstatic.toolchain.ptxas import ptxas_stats
 
@@ -39,14 +39,14 @@ def features(source: str, kernel: str, counts_file: str | None, grid: str, block
         counts = _load_counts(counts_file)
     else:
         counts = estimate_counts(module, kernel, make_launch(grid, block, shared_bytes, params)).counts
-    target = find_gpu(gpu_name) if gpu_name else None
+    target = gpu_spec(gpu_name) if gpu_name else None
     arch = target.arch if target else module.sm
     stats = None
     try:
         stats = ptxas_stats(print_module(module), arch) if arch else None
     except PtxstaticError as exc:
         click.echo(f"warning: no ptxas statistics: {exc}", err=True)
-    values = portable_features(module, kernel, counts, gpu=target, ptxas=stats)
+    values = features_from_counts(module, kernel, counts, gpu=target, ptxas=stats)
     if fmt == "json":
         click.echo(json.dumps({"kernel": kernel, "counts_source": counts.source, "features": values}, indent=1))
         return

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ptxstatic.cli import options
-from ptxstatic.counts.counter_map import MODES
+from ptxstatic.counts.instrumentation.counter_map import MODES
 
 
 def instrument_options(f):  # type: ignore[no-untyped-def]
@@ -33,10 +33,10 @@ def instrument(source: str, output: str, map_path: str | None, mode: str, stride
     from pathlib import Path
 
     from ptxstatic.cli.inputs import load
-    from ptxstatic.counts.counter_map import write_atomic
-    from ptxstatic.counts.instrument import InstrumentOptions, instrument
-    from ptxstatic.counts.llvm_ir import instrument_ir
+    from ptxstatic.counts.instrumentation.llvm_ir import instrument_ir
+    from ptxstatic.counts.instrumentation.ptx_pass import InstrumentOptions, instrument
     from ptxstatic.errors import PtxstaticError
+    from ptxstatic.files import write_atomic
     from ptxstatic.ptx.parser import parse_text
     from ptxstatic.toolchain.ptxas import assemble, target_arch
 

@@ -111,7 +111,7 @@ def _sequence(module, fn, launch) -> tuple[list, list[str]]:
     if launch is None:
         return kernel_sequence(fn), ["no --launch: every instruction counted once, in program order"]
     from ptxstatic.analysis.executed import executed_sequence
-    from ptxstatic.counts.static import estimate_counts
+    from ptxstatic.counts.static.estimate import estimate_counts
 
     est = estimate_counts(module, fn.name, launch)
     seq = executed_sequence(module, fn.name, est.counts.counts)

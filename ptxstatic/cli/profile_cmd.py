@@ -35,10 +35,10 @@ def profile(source: str, kernel: str, grid: str, block: str, shared_bytes: int, 
     from pathlib import Path
 
     from ptxstatic.cli.inputs import load
-    from ptxstatic.counts.counter_map import write_atomic
-    from ptxstatic.counts.gpu import profile as run_profile
-    from ptxstatic.counts.instrument import InstrumentOptions
+    from ptxstatic.counts.instrumentation.ptx_pass import InstrumentOptions
+    from ptxstatic.counts.measured import profile as run_profile
     from ptxstatic.errors import PtxstaticError
+    from ptxstatic.files import write_atomic
     from ptxstatic.launch import Launch, dim3, parse_arg
     from ptxstatic.ptx.parser import parse_text
 

@@ -30,7 +30,7 @@ def train(model: str, data: str, gpu: str | None, out: str, cv: int, cv_from: st
     import json
     from pathlib import Path
 
-    from ptxstatic.data.dataset import default_gpu, load_dataset, open_data
+    from ptxstatic.dataset.dataset import default_gpu, load_dataset, open_data
     from ptxstatic.errors import PtxstaticError
     from ptxstatic.models.training import cross_validation_results, cv_metrics_from, train_dvfs, train_forest
     from ptxstatic.report.progress import Progress

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ptxstatic.data.dataset import ClockTable
+from ptxstatic.dvfs import ClockTable
 from ptxstatic.errors import PtxstaticError
 
 #: where the energy used for decisions comes from: the energy head, or predicted time × power

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from ptxstatic.analysis.cfg import BlockGraph
 from ptxstatic.analysis.defuse import DefUse
-from ptxstatic.counts.static_deps import dependent_instructions, is_conditional_transfer
+from ptxstatic.analysis.deps import dependent_instructions, is_conditional_transfer
 from ptxstatic.ptx.ast import Addr, Function, Imm, Instruction, Reg, Sym
 
 TOP, VAR, UNKNOWN = "top", "var", "unknown"

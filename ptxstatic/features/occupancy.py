@@ -45,26 +45,26 @@ ARCHS: dict[str, Arch] = {a.name: a for a in (
 
 
 @dataclass(frozen=True)
-class Gpu:
+class GpuSpec:
     name: str
     arch: str
     sms: int
 
 
-GPUS: dict[str, Gpu] = {g.name: g for g in (
-    Gpu("titanx", "sm_52", 24),  # GeForce GTX Titan X (Maxwell)
-    Gpu("t4", "sm_75", 40),
-    Gpu("rtx2080ti", "sm_75", 68),
-    Gpu("a100", "sm_80", 108),
-    Gpu("a10", "sm_86", 72),
-    Gpu("rtx3090", "sm_86", 82),
-    Gpu("l4", "sm_89", 58),
-    Gpu("rtx4090", "sm_89", 128),
-    Gpu("h100", "sm_90", 132),  # H100 SXM5
+GPUS: dict[str, GpuSpec] = {g.name: g for g in (
+    GpuSpec("titanx", "sm_52", 24),  # GeForce GTX Titan X (Maxwell)
+    GpuSpec("t4", "sm_75", 40),
+    GpuSpec("rtx2080ti", "sm_75", 68),
+    GpuSpec("a100", "sm_80", 108),
+    GpuSpec("a10", "sm_86", 72),
+    GpuSpec("rtx3090", "sm_86", 82),
+    GpuSpec("l4", "sm_89", 58),
+    GpuSpec("rtx4090", "sm_89", 128),
+    GpuSpec("h100", "sm_90", 132),  # H100 SXM5
 )}
 
 
-def gpu(name: str) -> Gpu:
+def gpu_spec(name: str) -> GpuSpec:
     try:
         return GPUS[name.lower()]
     except KeyError:
@@ -86,7 +86,7 @@ def _round_up(x: int, unit: int) -> int:
     return -(-x // unit) * unit
 
 
-def occupancy(target: Gpu, threads_per_block: int, registers: int, shared_bytes: int, ctas: int) -> Occupancy:
+def occupancy(target: GpuSpec, threads_per_block: int, registers: int, shared_bytes: int, ctas: int) -> Occupancy:
     """Resident blocks per SM for a kernel using ``registers`` per thread and ``shared_bytes`` per block
     (static plus dynamic), and the waves a launch of ``ctas`` CTAs takes."""
     a = ARCHS[target.arch]

@@ -19,7 +19,7 @@ from ptxstatic.analysis.defuse import def_use
 from ptxstatic.block_counts import BlockCounts
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.features.divergence import STRIDE_CLASSES, branch_divergence, global_accesses, stride_bytes
-from ptxstatic.features.occupancy import Gpu, occupancy
+from ptxstatic.features.occupancy import GpuSpec, occupancy
 from ptxstatic.ptx.ast import Imm, Instruction, Module, Vec
 from ptxstatic.ptx.isa import (
     CONTROL,
@@ -228,7 +228,7 @@ def _divergence(module: Module, counts: BlockCounts) -> dict[str, float]:
     }
 
 
-def portable_features(module: Module, kernel: str, counts: BlockCounts, *, gpu: Gpu | None = None,
+def features_from_counts(module: Module, kernel: str, counts: BlockCounts, *, gpu: GpuSpec | None = None,
                       ptxas: dict[str, PtxasFunction] | None = None) -> dict[str, float | int | str]:
     """Every feature of :data:`FEATURES` that the inputs allow (occupancy needs ``gpu`` and ``ptxas``)."""
     if kernel not in counts.counts:

@@ -12,11 +12,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ptxstatic.analysis.sequence import SeqItem
-from ptxstatic.data.dataset import ClockTable
-from ptxstatic.data.seq_features import GROUP_FEATURES, group_matrix
-from ptxstatic.data.store import Run
+from ptxstatic.analysis.sequence import Run, SeqItem
+from ptxstatic.dvfs import ClockTable
 from ptxstatic.errors import PtxstaticError
+from ptxstatic.features.sequence import GROUP_FEATURES, group_matrix
 from ptxstatic.models.tree_arrays import TreeEnsemble
 
 Seq = Sequence[SeqItem] | Sequence[Run]

@@ -14,8 +14,8 @@ from sklearn.base import BaseEstimator
 from sklearn.cluster import KMeans
 from sklearn.ensemble import ExtraTreesClassifier, ExtraTreesRegressor
 
-from ptxstatic.data.dataset import ClockTable
-from ptxstatic.data.seq_features import group_matrix
+from ptxstatic.dvfs import ClockTable
+from ptxstatic.features.sequence import group_matrix
 from ptxstatic.models.baseline_predictors import GroupForestPredictor, Seq, WuPredictor
 from ptxstatic.models.tree_arrays import export_trees
 

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from sklearn.model_selection import StratifiedGroupKFold
 
-from ptxstatic.data.dataset import DvfsDataset
+from ptxstatic.dataset.dataset import DvfsDataset
 
 Folds = list[tuple[np.ndarray, np.ndarray]]
 

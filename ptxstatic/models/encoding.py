@@ -17,8 +17,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ptxstatic.analysis.sequence import SeqItem
-from ptxstatic.data.store import as_runs
+from ptxstatic.analysis.sequence import SeqItem, as_runs
 
 FIELDS = (
     "opcode", "group", "space", "dtype", "vec", "n_src", "n_dst", "guarded", "dep_distance", "dep_kind",

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ptxstatic.data.dataset import DvfsDataset
+from ptxstatic.dataset.dataset import DvfsDataset
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.models.metrics import absolute_metrics, dvfs_report
 from ptxstatic.models.registry import LoadedModel

@@ -15,7 +15,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.ensemble import ExtraTreesRegressor
 from sklearn.model_selection import GridSearchCV, GroupKFold
 
-from ptxstatic.data.seq_features import PORTABLE
+from ptxstatic.features.sequence import PORTABLE
 from ptxstatic.models.forest_predictor import ForestPredictor
 from ptxstatic.models.tree_arrays import export_trees
 

@@ -6,10 +6,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ptxstatic.analysis.sequence import SeqItem
-from ptxstatic.data.seq_features import portable_features
-from ptxstatic.data.store import Run, as_runs
+from ptxstatic.analysis.sequence import Run, SeqItem, as_runs
 from ptxstatic.errors import PtxstaticError
+from ptxstatic.features.sequence import features_from_sequence
 from ptxstatic.models.tree_arrays import TreeEnsemble
 
 
@@ -34,7 +33,7 @@ class ForestPredictor:
     def feature_vector(self, seq: Sequence[SeqItem] | Sequence[Run], launch: tuple[int, int] | None) -> np.ndarray:
         if self.needs_launch and launch is None:
             raise PtxstaticError(f"the {self.target} model needs the launch configuration (--launch)")
-        feats = portable_features(as_runs(seq), launch if self.needs_launch else None)
+        feats = features_from_sequence(as_runs(seq), launch if self.needs_launch else None)
         return np.array([[feats[f] for f in self.features]])
 
     def predict(self, X: np.ndarray) -> np.ndarray:

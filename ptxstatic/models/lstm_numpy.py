@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ptxstatic.analysis.sequence import SeqItem
-from ptxstatic.data.dataset import ClockTable
+from ptxstatic.dvfs import ClockTable
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.models.encoding import Vocabulary, to_steps
 from ptxstatic.models.targets import HEADS, TargetTransform

@@ -19,8 +19,8 @@ from sklearn.base import BaseEstimator
 from torch import nn
 from torch.nn import functional as F
 
-from ptxstatic.data.dataset import ClockTable
-from ptxstatic.data.store import Run
+from ptxstatic.analysis.sequence import Run
+from ptxstatic.dvfs import ClockTable
 from ptxstatic.models.encoding import DEFAULT_FIELDS, Vocabulary, to_steps
 from ptxstatic.models.lstm_numpy import LstmPredictor, count_inputs, pooling_weights
 from ptxstatic.models.targets import HEADS, TargetTransform

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ptxstatic.data.dataset import TARGETS
+from ptxstatic.dvfs import TARGETS
 
 HEADS = TARGETS
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ptxstatic.data.dataset import DvfsDataset
+from ptxstatic.dataset.dataset import DvfsDataset
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.models.artifacts import save_model
 from ptxstatic.models.baselines import GroupForest, MeanSurface, WuClusters

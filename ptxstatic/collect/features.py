@@ -1,13 +1,14 @@
 """Block counts of one launch from an instrumented run on the device, and the features they give.
 
-The module is instrumented once (:func:`ptxstatic.counts.instrument.instrument`); each launch runs the
-instrumented kernel once on the device, reads the counter array back and folds it into
-:class:`~ptxstatic.block_counts.BlockCounts` (:func:`ptxstatic.counts.gpu.block_counts`). The features are
+The module is instrumented once (:func:`ptxstatic.counts.instrument`); each launch runs the instrumented
+kernel once on the device, reads the counter array back and folds it into
+:class:`~ptxstatic.block_counts.BlockCounts` (:func:`ptxstatic.counts.measured.block_counts`). The features are
 
-* the per-thread executed mix in the form the tree models read (:func:`ptxstatic.data.seq_features.
-  portable_features` of every block's instructions weighted by its count per thread, with the launch and
-  totals over threads) and the ISA-group shares (:func:`~ptxstatic.data.seq_features.group_histogram`);
-* ``portable.*``: everything :func:`ptxstatic.features.portable.portable_features` gives for the counts
+* the per-thread executed mix in the form the tree models read
+  (:func:`ptxstatic.features.sequence.features_from_sequence` of every block's instructions weighted by its
+  count per thread, with the launch and totals over threads) and the ISA-group shares
+  (:func:`~ptxstatic.features.sequence.group_histogram`);
+* ``portable.*``: everything :func:`ptxstatic.features.portable.features_from_counts` gives for the counts
   (GPU Mangrove's twelve, groups and widths, divergence, strides, and with ``ptxas -v`` statistics
   registers, spills and occupancy on the measured GPU);
 * ``dynamic_shared_bytes`` of the launch.
@@ -21,18 +22,17 @@ from collections.abc import Iterator
 import numpy as np
 
 from ptxstatic.analysis.cfg import build_cfg
-from ptxstatic.analysis.sequence import kernel_sequence
+from ptxstatic.analysis.sequence import Run, kernel_sequence, run_length
 from ptxstatic.block_counts import BlockCounts
-from ptxstatic.counts.gpu import block_counts
-from ptxstatic.counts.instrument import Instrumented
-from ptxstatic.data.collect_compile import CompiledSource
-from ptxstatic.data.device import Gpu
-from ptxstatic.data.samples import KernelRecord
-from ptxstatic.data.seq_features import group_histogram, portable_features
-from ptxstatic.data.store import Run, run_length
+from ptxstatic.collect.compile import CompiledSource
+from ptxstatic.counts.instrumentation.ptx_pass import Instrumented
+from ptxstatic.counts.measured import block_counts
+from ptxstatic.dataset.samples import KernelRecord
 from ptxstatic.errors import PtxstaticError
-from ptxstatic.features.occupancy import Gpu as OccupancyGpu
-from ptxstatic.features.portable import portable_features as mangrove_features
+from ptxstatic.features.occupancy import GpuSpec
+from ptxstatic.features.portable import features_from_counts
+from ptxstatic.features.sequence import features_from_sequence, group_histogram
+from ptxstatic.gpu.device import Gpu
 from ptxstatic.launch import Launch
 from ptxstatic.ptx.ast import Module
 from ptxstatic.toolchain.ptxas import PtxasFunction
@@ -83,19 +83,19 @@ def executed_runs(module: Module, counts: BlockCounts) -> list[Run]:
     return runs  # type: ignore[return-value]
 
 
-def launch_features(source: CompiledSource, kernel: str, counts: BlockCounts, target: OccupancyGpu | None,
+def launch_features(source: CompiledSource, kernel: str, counts: BlockCounts, target: GpuSpec | None,
                     ptxas: dict[str, PtxasFunction] | None) -> dict[str, float]:
     """The features of one counted launch (module docstring); ``target`` and ``ptxas`` enable occupancy."""
     launch = counts.launch
     runs = executed_runs(source.module, counts)
-    features = portable_features(runs, (launch.threads_per_block, launch.blocks)) | group_histogram(runs)
+    features = features_from_sequence(runs, (launch.threads_per_block, launch.blocks)) | group_histogram(runs)
     features["dynamic_shared_bytes"] = float(launch.shared_bytes)
-    rich = mangrove_features(source.module, kernel, counts, gpu=target, ptxas=ptxas)
+    rich = features_from_counts(source.module, kernel, counts, gpu=target, ptxas=ptxas)
     features.update({f"portable.{k}": float(v) for k, v in rich.items() if not isinstance(v, str)})
     return features
 
 
-def kernel_record(source: CompiledSource, kernel: str, counts: BlockCounts, target: OccupancyGpu | None,
+def kernel_record(source: CompiledSource, kernel: str, counts: BlockCounts, target: GpuSpec | None,
                   ptxas: dict[str, PtxasFunction] | None, label: str) -> KernelRecord:
     """The features of one counted launch and the kernel's static sequence (``label`` names the source)."""
     features = launch_features(source, kernel, counts, target, ptxas)

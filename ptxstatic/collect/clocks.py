@@ -11,10 +11,10 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from ptxstatic.data.device import Board, ClockState
-from ptxstatic.data.samples import DEFAULT_SETTING
-from ptxstatic.data.store import DatasetStore
+from ptxstatic.dataset.samples import DEFAULT_SETTING
+from ptxstatic.dataset.store import DatasetStore
 from ptxstatic.errors import PtxstaticError
+from ptxstatic.gpu.device import Board, ClockState
 
 Pair = tuple[int, int]  # (memory MHz, core MHz)
 META_KEY = "collect.clock_restore"

@@ -16,8 +16,8 @@ import statistics
 import threading
 from dataclasses import dataclass, field
 
-from ptxstatic.data.device import LIMITING, Board, Gpu, Telemetry, throttle_names
 from ptxstatic.errors import PtxstaticError
+from ptxstatic.gpu.device import LIMITING, Board, Gpu, Telemetry, throttle_names
 
 WARMUP_FRACTION = 0.1  # of min_seconds, the length of the warm-up chunk that sets the repeat count
 MAX_CHUNKS = 50

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from ptxstatic.analysis.sequence import SeqItem
+from ptxstatic.analysis.sequence import Run, SeqItem
 from ptxstatic.errors import PtxstaticError
 
 SCHEMA_VERSION = 1
@@ -63,9 +63,6 @@ CREATE TABLE IF NOT EXISTS measurements (
 );
 """
 
-Run = tuple[SeqItem, int]
-
-
 @dataclass(frozen=True)
 class ClockConfig:
     """One (memory, core) clock pair of a GPU, in MHz, with the GPU's idle power there if known."""
@@ -109,35 +106,6 @@ class Kernel:
     position: int
     name: str
     n_instructions: int
-
-
-def as_runs(seq: Sequence) -> list[Run]:
-    """Flat (item, count) runs from a plain item list, runs, or the nested run-length form of an executed
-    sequence (``(body, times)`` entries whose body is itself such a list)."""
-    out: list[Run] = []
-
-    def walk(nodes: Sequence, times: int) -> None:
-        for node in nodes:
-            if isinstance(node, SeqItem):
-                out.append((node, times))
-            elif isinstance(node[0], SeqItem):
-                out.append((node[0], times * int(node[1])))
-            else:
-                walk(node[0], times * int(node[1]))
-
-    walk(seq, 1)
-    return out
-
-
-def run_length(items: Sequence[SeqItem]) -> list[Run]:
-    """Merge consecutive identical items into (item, repeat count) runs."""
-    runs: list[Run] = []
-    for item in items:
-        if runs and runs[-1][0] == item:
-            runs[-1] = (item, runs[-1][1] + 1)
-        else:
-            runs.append((item, 1))
-    return runs
 
 
 class DatasetStore:

@@ -18,8 +18,8 @@ from functools import cached_property
 from typing import Any
 
 from ptxstatic.analysis.cfg import build_cfg
-from ptxstatic.counts.counter_map import Counter, CounterMap
-from ptxstatic.counts.instrument import InstrumentOptions, prologue, reaching_kernels, render
+from ptxstatic.counts.instrumentation.counter_map import Counter, CounterMap
+from ptxstatic.counts.instrumentation.ptx_pass import InstrumentOptions, prologue, reaching_kernels, render
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.ptx import ast as A
 from ptxstatic.ptx.parser import parse_text

@@ -12,8 +12,8 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from ptxstatic.data.device import ClockState, Telemetry
 from ptxstatic.errors import PtxstaticError
+from ptxstatic.gpu.device import ClockState, Telemetry
 
 T = TypeVar("T")
 NO_NVML = "NVML is not available"
@@ -28,7 +28,7 @@ def _nvml() -> Any:
 
 
 class NvmlBoard:
-    """:class:`ptxstatic.data.device.Board` for the GPU at a PCI bus id (as the CUDA driver reports it)."""
+    """:class:`ptxstatic.gpu.device.Board` for the GPU at a PCI bus id (as the CUDA driver reports it)."""
 
     def __init__(self, pci_bus_id: str) -> None:
         self.nv = nv = _nvml()

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ptxstatic.counts.static_interp import CallSite, FunctionPlan, Group, Interpreter
-from ptxstatic.counts.symbolic import Rows, imm_bits
+from ptxstatic.counts.static.interp import CallSite, FunctionPlan, Group, Interpreter
+from ptxstatic.counts.static.values import Rows, imm_bits
 from ptxstatic.ptx.ast import Function, Imm, Instruction, Reg, VarDecl
 from ptxstatic.ptx.dtypes import U64, Unsupported, bit_width, from_raw, int_range, is_float, is_integer
 

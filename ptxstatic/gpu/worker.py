@@ -1,4 +1,4 @@
-"""A :class:`~ptxstatic.data.device.Gpu` in a child process, restarted after a fault.
+"""A :class:`~ptxstatic.gpu.device.Gpu` in a child process, restarted after a fault.
 
 After an illegal address, a trap or a hang, CUDA leaves the context (and in practice the process) unusable.
 The CUDA calls therefore run in a spawned worker: a call that faults, a call that outlives its timeout and a
@@ -12,11 +12,11 @@ import multiprocessing as mp
 from multiprocessing.connection import Connection
 from typing import Any
 
-from ptxstatic.data.device import DeviceFault, GpuInfo, KernelAttributes
 from ptxstatic.errors import PtxstaticError
+from ptxstatic.gpu.device import DeviceFault, GpuInfo, KernelAttributes
 from ptxstatic.limits import DEVICE_CALL_TIMEOUT_S, DEVICE_START_TIMEOUT_S
 
-CUDA = "ptxstatic.data.device_cuda:CudaGpu"
+CUDA = "ptxstatic.gpu.cuda:CudaGpu"
 
 
 def _serve(conn: Connection, index: int, factory: str) -> None:

@@ -13,31 +13,22 @@ source with ``nvcc -ptx`` (or pass the ``.cu`` to the CLI).
 
 from __future__ import annotations
 
-import ctypes
-import math
 from collections import Counter as Tally
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
 from ptxstatic.analysis.cfg import build_cfg
 from ptxstatic.block_counts import BlockCounts
-from ptxstatic.counts.counter_map import CounterMap
-from ptxstatic.counts.cuda_driver import Driver
-from ptxstatic.counts.instrument import InstrumentOptions, instrument
+from ptxstatic.counts.instrumentation.counter_map import CounterMap
+from ptxstatic.counts.instrumentation.ptx_pass import InstrumentOptions, instrument
 from ptxstatic.errors import PtxstaticError
-from ptxstatic.launch import Buffer, Launch
+from ptxstatic.gpu.args import KernelArgs
+from ptxstatic.gpu.driver import Driver
+from ptxstatic.launch import Launch
 from ptxstatic.ptx import ast as A
 from ptxstatic.ptx.parser import parse_text
 from ptxstatic.ptx.printer import module as print_module
-
-#: PTX scalar types as numpy dtypes (bf16 kept as raw 16-bit words)
-NUMPY = {
-    "u8": np.uint8, "s8": np.int8, "b8": np.uint8, "u16": np.uint16, "s16": np.int16, "b16": np.uint16,
-    "u32": np.uint32, "s32": np.int32, "b32": np.uint32, "u64": np.uint64, "s64": np.int64, "b64": np.uint64,
-    "f16": np.float16, "bf16": np.uint16, "f32": np.float32, "f64": np.float64,
-}
 
 
 @dataclass
@@ -55,101 +46,6 @@ class ProfileResult:
             "counts": self.counts.to_dict(), "instructions": self.instructions,
             "verification": {"outputs_match": self.outputs_match, "mismatched_buffers": self.mismatches},
         }
-
-
-# ----------------------------------------------------------------------------------- arguments
-def host_fill(buf: Buffer) -> np.ndarray:
-    """A buffer's initial contents, as the emulator makes them: zeros, ones, iota, const, or random (seeded
-    ``default_rng``: floats uniform in [0, 1), integers uniform in [0, count)); bf16 as 16-bit words."""
-    dtype = NUMPY.get(buf.dtype)
-    if dtype is None:
-        raise PtxstaticError(f"buffer type {buf.dtype!r} is not supported; one of {', '.join(NUMPY)}")
-    n = buf.count
-    floating = buf.dtype == "bf16" or np.issubdtype(dtype, np.floating)
-    if buf.fill == "random":
-        rng = np.random.default_rng(buf.seed)
-        values = rng.random(n) if floating else rng.integers(0, max(1, n), n)
-    else:
-        values = {"zeros": np.zeros(n), "ones": np.ones(n), "iota": np.arange(n),
-                  "const": np.full(n, buf.value)}[buf.fill]
-    if buf.dtype == "bf16":  # round to nearest even on the upper half of the float32 bits
-        bits = values.astype(np.float32).view(np.uint32).astype(np.uint64)
-        return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
-    if not floating:
-        return values.astype(np.int64).astype(dtype)
-    return values.astype(dtype)
-
-
-def _param_size(p: A.VarDecl) -> int:
-    from ptxstatic.ptx.isa import TYPE_BITS
-
-    elems = math.prod(d or 1 for d in p.names[0].dims) if p.names[0].dims else 1
-    return max(1, TYPE_BITS.get(p.dtype, 8) // 8) * elems
-
-
-class _Args:
-    """The kernel's parameters as bytes, with device buffers that can be reset to their initial contents."""
-
-    def __init__(self, drv: Driver, fn: A.Function, launch: Launch) -> None:
-        self.drv = drv
-        self.buffers: dict[str, tuple[int, bytes]] = {}  # name -> (device address, initial bytes)
-        self.outputs: list[str] = []
-        self.owned: list[int] = []
-        self.values: list[bytes] = []
-        params = fn.params or ()
-        unknown = set(launch.args) - {p.names[0].name for p in params} - {str(i) for i in range(len(params))}
-        if unknown:
-            raise PtxstaticError(f"{fn.name} has no parameter {', '.join(sorted(unknown))}; its parameters: "
-                                 + ", ".join(p.names[0].name for p in params))
-        for i, p in enumerate(params):
-            name = p.names[0].name
-            value = launch.args.get(name, launch.args.get(str(i)))
-            if value is None:
-                raise PtxstaticError(f"no --arg for parameter {i} ({name}, .{p.dtype}) of {fn.name}")
-            self.values.append(self._pack(p, name, value))
-
-    def _pack(self, p: A.VarDecl, name: str, value: Any) -> bytes:
-        size = _param_size(p)
-        if isinstance(value, Buffer) or hasattr(value, "__cuda_array_interface__"):
-            if size != 8:
-                raise PtxstaticError(f"parameter {name} (.{p.dtype}, {size} bytes) cannot hold a device pointer")
-            if isinstance(value, Buffer):
-                data = host_fill(value).tobytes()
-                ptr = self.drv.alloc(len(data))
-                self.owned.append(ptr)
-                if value.output:
-                    self.outputs.append(name)
-            else:
-                iface = value.__cuda_array_interface__
-                ptr = int(iface["data"][0])
-                nbytes = math.prod(iface["shape"]) * np.dtype(iface["typestr"]).itemsize
-                data = self.drv.download(ptr, nbytes)
-                self.outputs.append(name)
-            self.buffers[name] = (ptr, data)
-            return np.uint64(ptr).tobytes()
-        dtype = NUMPY.get(p.dtype)
-        if dtype is None or p.names[0].dims:
-            raise PtxstaticError(f"parameter {name} (.{p.dtype}{'[]' if p.names[0].dims else ''}) takes no "
-                                 "scalar value; aggregates are not supported")
-        try:
-            return np.array(value).astype(dtype, casting="unsafe").tobytes()
-        except (TypeError, ValueError):
-            raise PtxstaticError(f"bad value {value!r} for parameter {name} (.{p.dtype})") from None
-
-    def reset(self) -> None:
-        for ptr, data in self.buffers.values():
-            self.drv.upload(ptr, data)
-
-    def snapshot(self) -> dict[str, bytes]:
-        names = self.outputs or list(self.buffers)
-        return {n: self.drv.download(self.buffers[n][0], len(self.buffers[n][1])) for n in names}
-
-    def ctypes(self) -> list[ctypes.Array]:
-        return [(ctypes.c_ubyte * len(v)).from_buffer_copy(v) for v in self.values]
-
-    def free(self) -> None:
-        for ptr in self.owned:
-            self.drv.free(ptr)
 
 
 # ---------------------------------------------------------------------------------------- counts
@@ -195,7 +91,7 @@ def dynamic_instructions(module: A.Module, counts: BlockCounts) -> dict[str, dic
 
 
 # ----------------------------------------------------------------------------------------- runs
-def _run(drv: Driver, ptx: str, kernel: str, launch: Launch, args: _Args, symbols: tuple[str, ...] = (),
+def _run(drv: Driver, ptx: str, kernel: str, launch: Launch, args: KernelArgs, symbols: tuple[str, ...] = (),
          ) -> tuple[dict[str, bytes], dict[str, list[int]]]:
     """One launch on freshly reset buffers: (buffer contents after it, each counter array's elements)."""
     module = drv.load(ptx)
@@ -232,7 +128,7 @@ def profile(ptx: str | A.Module, kernel: str, launch: Launch, options: Instrumen
     result = instrument(module, options)
     original = ptx if isinstance(ptx, str) else print_module(module)
     drv = driver or Driver()
-    args = _Args(drv, fn, launch)
+    args = KernelArgs(drv, fn, launch)
     try:
         want, _ = _run(drv, original, kernel, launch, args)
         got, raw = _run(drv, result.text, kernel, launch, args, (result.counters.symbol,))
@@ -248,7 +144,7 @@ def run_counters(drv: Driver, ptx: str, kernel: str, launch: Launch, fn: A.Funct
                  maps: list[CounterMap]) -> list[dict[str, dict[int, int]]]:
     """Launch already-instrumented PTX once and fold each map's counters (the LLVM IR route; PTX carrying
     both routes' counters)."""
-    args = _Args(drv, fn, launch)
+    args = KernelArgs(drv, fn, launch)
     try:
         _, raw = _run(drv, ptx, kernel, launch, args, tuple(m.symbol for m in maps))
     finally:
@@ -260,7 +156,7 @@ def time_kernel(drv: Driver, ptx: str, kernel: str, launch: Launch, fn: A.Functi
                 ) -> list[float]:
     """Milliseconds per launch of ``kernel`` from ``ptx`` (one warm-up launch first), by CUDA events."""
     module = drv.load(ptx)
-    args = _Args(drv, fn, launch)
+    args = KernelArgs(drv, fn, launch)
     try:
         f = drv.function(module, kernel)
         params = args.ctypes()

@@ -7,12 +7,11 @@ raw counter array (``banks`` banks of ``len(counters)`` counters, bank-major) in
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ptxstatic.errors import PtxstaticError
+from ptxstatic.files import write_atomic
 
 MODES = ("all", "sample", "warp")
 
@@ -94,22 +93,3 @@ class CounterMap:
             return cls.from_dict(json.loads(Path(path).read_text()))
         except (OSError, json.JSONDecodeError) as exc:
             raise PtxstaticError(f"{path}: cannot read counter map: {exc}") from None
-
-
-def write_atomic(path: str | Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same directory and a rename."""
-    p = Path(path)
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=p.parent or ".")
-    except OSError as exc:
-        raise PtxstaticError(f"{path}: cannot write: {exc.strerror or exc}") from None
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, p)
-    except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
-        raise PtxstaticError(f"{path}: cannot write: {exc.strerror or exc}") from None

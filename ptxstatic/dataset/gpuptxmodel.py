@@ -31,10 +31,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ptxstatic.analysis.sequence import SeqItem, producer_kind
-from ptxstatic.data.seq_features import portable_features
-from ptxstatic.data.store import ClockConfig, DatasetStore, Measurement, run_length
+from ptxstatic.analysis.sequence import SeqItem, producer_kind, run_length
+from ptxstatic.dataset.store import ClockConfig, DatasetStore, Measurement
 from ptxstatic.errors import PtxstaticError, SourceError
+from ptxstatic.features.sequence import features_from_sequence
 from ptxstatic.ptx.isa import OpInfo, op_info
 
 AGGREGATED = re.compile(r"aggregated_dataset_(?P<gpu>.+)\.csv$")
@@ -222,7 +222,7 @@ def _import_suite(
         benchmark_id = store.add_benchmark(suite_dir.name, name, f"{root.name}/{suite_dir.name}/{name}")
         for position, (kname, (codes, readable)) in enumerate(zip(_kernel_names(bench, len(files)), files)):
             runs = run_length(decode_kernel(codes, readable, isa_table))
-            store.add_kernel(benchmark_id, position, kname, runs, portable_features(runs))
+            store.add_kernel(benchmark_id, position, kname, runs, features_from_sequence(runs))
             summary.kernels += 1
             summary.instructions += sum(c for _, c in runs)
         summary.benchmarks += 1

@@ -1,13 +1,14 @@
-"""The hardware boundary of ``ptxstatic collect``: what a measured GPU must offer, and how to open one.
+"""The hardware boundary of ``ptxstatic collect``: what a measured GPU must offer.
 
 Two small protocols. :class:`Gpu` is the compute side (the CUDA driver): load PTX, prepare a launch
 (allocate and fill its buffers), run it once, read a module variable, and time repeated launches with
 events. :class:`Board` is the management side (NVML): the total-energy counter, power, clocks,
 temperature and throttle reasons, and application-clock control for explicit clock sweeps.
 
-Implementations: ``cuda`` (:mod:`ptxstatic.data.device_cuda` in a worker process, and
-:mod:`ptxstatic.data.nvml`) and ``fake`` (:mod:`ptxstatic.data.device_fake`, a deterministic stand-in for
-tests). Everything above these protocols is the same code for both.
+Implementations: ``cuda`` (:mod:`ptxstatic.gpu.cuda` in a worker process, :mod:`ptxstatic.gpu.worker`, and
+:mod:`ptxstatic.gpu.nvml`) and ``fake`` (:mod:`ptxstatic.gpu.fake`, a deterministic stand-in for tests that
+mirrors them). This module imports none of them: :func:`ptxstatic.gpu.open.open_device` does. Everything
+above these protocols is the same code for both.
 """
 
 from __future__ import annotations
@@ -17,9 +18,7 @@ from typing import Protocol
 
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.launch import Launch
-from ptxstatic.limits import DEVICE_CALL_TIMEOUT_S
 
-DEVICES = ("cuda", "fake")
 #: NVML clocks-event (throttle) reason bits
 THROTTLE_REASONS = {
     0x1: "gpu_idle", 0x2: "applications_clocks_setting", 0x4: "sw_power_cap", 0x8: "hw_slowdown",
@@ -168,23 +167,3 @@ class Device:
     def close(self) -> None:
         self.gpu.close()
         self.board.close()
-
-
-def open_device(kind: str, index: int = 0, timeout_s: float = DEVICE_CALL_TIMEOUT_S) -> Device:
-    """The GPU numbered ``index`` (CUDA order) through ``kind``: ``cuda`` or ``fake`` (tests only)."""
-    if kind == "fake":
-        from ptxstatic.data.device_fake import open_fake
-
-        return open_fake()
-    if kind != "cuda":
-        raise PtxstaticError(f"unknown device {kind!r}: one of {', '.join(DEVICES)}")
-    from ptxstatic.data.device_worker import WorkerGpu
-    from ptxstatic.data.nvml import NvmlBoard
-
-    gpu = WorkerGpu(index, timeout_s)
-    try:
-        board = NvmlBoard(gpu.info().pci_bus_id)
-    except BaseException:
-        gpu.close()
-        raise
-    return Device(gpu, board, "cuda")

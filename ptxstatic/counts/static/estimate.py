@@ -1,7 +1,7 @@
 """Static block-count estimates for one kernel launch, without a GPU (docs/static_counts.md).
 
 :func:`estimate_counts` interprets the kernel's control flow over the threads of the launch
-(:mod:`ptxstatic.counts.static_interp`), with scalar arguments from the launch and pointer arguments as
+(:mod:`ptxstatic.counts.static.interp`), with scalar arguments from the launch and pointer arguments as
 opaque distinct bases. Counts are exact wherever control flow depends only on the launch configuration and
 scalar arguments; blocks under a branch on data are estimated and say why. When control flow cannot differ
 between CTAs, one CTA is interpreted and scaled. Launches too large to interpret are sampled by CTA, and a
@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ptxstatic.analysis.deps import control_depends_on
 from ptxstatic.block_counts import BlockCounts
-from ptxstatic.counts.static_deps import control_depends_on
-from ptxstatic.counts.static_interp import Group, Interpreter, WorkLimit
-from ptxstatic.counts.static_markov import frequency_estimate
-from ptxstatic.counts.symbolic import Rows, constant_bits, fake_base, maybe_null
+from ptxstatic.counts.static.interp import Group, Interpreter, WorkLimit
+from ptxstatic.counts.static.markov import frequency_estimate
+from ptxstatic.counts.static.values import Rows, constant_bits, fake_base, maybe_null
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.launch import Buffer, Launch
 from ptxstatic.limits import STATIC_MAX_THREADS, STATIC_MAX_WORK, STATIC_SAMPLE_CTAS
@@ -172,7 +172,7 @@ def _interpret(module: Module, kernel: Function, launch: Launch, ctas: np.ndarra
     params, notes = kernel_params(kernel, launch, tags)
     interp = Interpreter(module, tags, max_work=max_work)
     if fast_forward:
-        from ptxstatic.counts.static_loops import fast_forward as hook
+        from ptxstatic.counts.static.loops import fast_forward as hook
 
         interp.on_header = hook
     interp.notes += notes

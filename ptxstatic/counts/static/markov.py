@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ptxstatic.counts.static_interp import DATA_LOOP_TRIPS, CallSite, FunctionPlan, Interpreter
+from ptxstatic.counts.static.interp import DATA_LOOP_TRIPS, CallSite, FunctionPlan, Interpreter
 from ptxstatic.limits import STATIC_CALL_DEPTH
 
 

@@ -1,10 +1,10 @@
 """``ptxstatic collect``: measure every (benchmark, launch, clock setting) of a manifest into a dataset.
 
 For each sample not yet in the dataset: count blocks with one instrumented run (first time per launch),
-time the uninstrumented kernel and measure its energy (:mod:`ptxstatic.data.collect_measure`), and write
-everything in one transaction (:mod:`ptxstatic.data.samples`). A kernel that faults or is rejected is
+time the uninstrumented kernel and measure its energy (:mod:`ptxstatic.collect.measure`), and write
+everything in one transaction (:mod:`ptxstatic.dataset.samples`). A kernel that faults or is rejected is
 recorded as failed and the run goes on (after restarting the device's worker when the fault is sticky).
-Clocks change only under ``--clocks`` (:mod:`ptxstatic.data.collect_clocks`).
+Clocks change only under ``--clocks`` (:mod:`ptxstatic.collect.clocks`).
 """
 
 from __future__ import annotations
@@ -15,18 +15,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from ptxstatic.counts.instrument import Instrumented, instrument
-from ptxstatic.data.collect_clocks import ClockGuard, Pair, parse_clocks, repair, setting_name, snap
-from ptxstatic.data.collect_compile import CompiledSource, compile_all
-from ptxstatic.data.collect_features import count_blocks, kernel_record, loaded
-from ptxstatic.data.collect_manifest import BenchSpec, LaunchSpec, Manifest, load_manifest
-from ptxstatic.data.collect_measure import Timing, conditions, measure
-from ptxstatic.data.device import Device, DeviceFault, KernelAttributes, open_device, throttle_names
-from ptxstatic.data.samples import KernelRecord, Sample, SampleStore, utc_now
-from ptxstatic.data.store import ClockConfig, DatasetStore, Measurement
+from ptxstatic.collect.clocks import ClockGuard, Pair, parse_clocks, repair, setting_name, snap
+from ptxstatic.collect.compile import CompiledSource, compile_all
+from ptxstatic.collect.features import count_blocks, kernel_record, loaded
+from ptxstatic.collect.manifest import BenchSpec, LaunchSpec, Manifest, load_manifest
+from ptxstatic.collect.measure import Timing, conditions, measure
+from ptxstatic.counts.instrumentation.ptx_pass import Instrumented, instrument
+from ptxstatic.dataset.samples import KernelRecord, Sample, SampleStore, utc_now
+from ptxstatic.dataset.store import ClockConfig, DatasetStore, Measurement
 from ptxstatic.errors import PtxstaticError
-from ptxstatic.features.occupancy import ARCHS
-from ptxstatic.features.occupancy import Gpu as OccupancyGpu
+from ptxstatic.features.occupancy import ARCHS, GpuSpec
+from ptxstatic.gpu.device import Device, DeviceFault, KernelAttributes, throttle_names
+from ptxstatic.gpu.open import open_device
 from ptxstatic.limits import DEVICE_CALL_TIMEOUT_S
 from ptxstatic.toolchain.nvcc import nvcc_version
 from ptxstatic.toolchain.ptxas import PtxasFunction, ptxas_stats
@@ -103,7 +103,7 @@ class _Run:
     sources: dict[Path, CompiledSource | PtxstaticError]
     supported: list[Pair]
     summary: Summary
-    target: OccupancyGpu | None = None
+    target: GpuSpec | None = None
     _instrumented: dict[Path, Instrumented] = field(default_factory=dict)
     _ptxas: dict[Path, dict[str, PtxasFunction] | None] = field(default_factory=dict)
 
@@ -186,7 +186,7 @@ def _collect(opts: CollectOptions, ui: Ui, manifest: Manifest, benches: list[Ben
             ui.phase("compiling", len(needed))
             ui.current(f"{len(needed)} source files for {arch}")
             sources = compile_all(needed, arch, manifest.nvcc_flags, opts.jobs, done=lambda s: ui.step())
-            target = OccupancyGpu(info.name, arch, info.sms) if arch in ARCHS and info.sms else None
+            target = GpuSpec(info.name, arch, info.sms) if arch in ARCHS and info.sms else None
             run = _Run(opts, manifest, device, samples, run_id, arch, sources, supported, summary, target)
             ui.phase("measuring", len(tasks))
             current: object = ()

@@ -25,7 +25,7 @@ from pathlib import Path
 import networkx as nx
 
 from ptxstatic.analysis.cfg import BasicBlock, build_cfg, call_graph
-from ptxstatic.counts.counter_map import MODES, Counter, CounterMap
+from ptxstatic.counts.instrumentation.counter_map import MODES, Counter, CounterMap
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.ptx import ast as A
 from ptxstatic.ptx.parser import parse_text
@@ -75,7 +75,7 @@ def template_path(name: str) -> Path:
     packaged = resources.files("ptxstatic") / "_instrumentation" / name
     if packaged.is_file():
         return Path(str(packaged))
-    return Path(__file__).resolve().parents[2] / "instrumentation" / name
+    return Path(__file__).resolve().parents[3] / "instrumentation" / name
 
 
 @cache

@@ -1,9 +1,9 @@
-"""The compute side of a real GPU, in-process, over the GPU runner's CUDA driver layer.
+"""The compute side of a real GPU, in-process, over the CUDA driver layer.
 
-Loading, argument packing and buffers come from :mod:`ptxstatic.counts.cuda_driver` and
-:mod:`ptxstatic.counts.gpu`; what is here is specific to measurement: handles, kernel attributes and the
+Loading, argument packing and buffers come from :mod:`ptxstatic.gpu.driver` and
+:mod:`ptxstatic.gpu.args`; what is here is specific to measurement: handles, kernel attributes and the
 timed launch loop (launches issued back to back with prebuilt parameters, an event between chunks).
-:mod:`ptxstatic.data.device_worker` runs this class in a child process, because a kernel fault leaves a
+:mod:`ptxstatic.gpu.worker` runs this class in a child process, because a kernel fault leaves a
 CUDA context (and so the process) unusable.
 """
 
@@ -13,10 +13,10 @@ import ctypes
 from dataclasses import dataclass
 from typing import Any
 
-from ptxstatic.counts.cuda_driver import Driver
-from ptxstatic.counts.gpu import _Args
-from ptxstatic.data.device import DeviceFault, GpuInfo, KernelAttributes
 from ptxstatic.errors import PtxstaticError
+from ptxstatic.gpu.args import KernelArgs
+from ptxstatic.gpu.device import DeviceFault, GpuInfo, KernelAttributes
+from ptxstatic.gpu.driver import Driver
 from ptxstatic.launch import Launch
 from ptxstatic.ptx.ast import Function, Module
 from ptxstatic.ptx.parser import parse_text
@@ -26,13 +26,13 @@ from ptxstatic.ptx.parser import parse_text
 class _Prepared:
     function: Any
     launch: Launch
-    args: _Args
+    args: KernelArgs
     params: list  # ctypes arrays, kept alive for the pointer array
     pointers: ctypes.Array
 
 
 class CudaGpu:
-    """:class:`ptxstatic.data.device.Gpu` on the CUDA device numbered ``index``."""
+    """:class:`ptxstatic.gpu.device.Gpu` on the CUDA device numbered ``index``."""
 
     def __init__(self, index: int = 0) -> None:
         self.drv = Driver(index)
@@ -72,7 +72,7 @@ class CudaGpu:
     def prepare(self, module: int, kernel: str, launch: Launch) -> int:
         handle, parsed = self.modules[module]
         fn: Function = parsed.function(kernel)
-        args = _Args(self.drv, fn, launch)
+        args = KernelArgs(self.drv, fn, launch)
         try:
             args.reset()
             function = self.drv.function(handle, kernel)

@@ -2,7 +2,7 @@
 
 Threads that are at the same block travel together as one :class:`Group` of rows (numpy arrays, one entry
 per row). A branch whose predicate is known splits a group exactly. A branch whose predicate is data
-(:mod:`ptxstatic.counts.symbolic`) splits it by weight instead: both sides go on with a share of each
+(:mod:`ptxstatic.counts.static.values`) splits it by weight instead: both sides go on with a share of each
 row's weight (50/50 for an ``if``; for a loop exit, ``1/DATA_LOOP_TRIPS`` per evaluation), and every
 block run until the branch's immediate post-dominator is marked estimated. Registers written in that
 stretch become data when it ends, so fragments of one thread meet again with equal state and fold back
@@ -26,7 +26,7 @@ import numpy as np
 from ptxstatic.analysis.cfg import BasicBlock, BlockGraph, build_cfg
 from ptxstatic.analysis.defuse import DefUse, def_use
 from ptxstatic.analysis.registers import is_special
-from ptxstatic.counts.symbolic import MIXED, U64, Bits, Rows, Step, compile_instruction
+from ptxstatic.counts.static.values import MIXED, U64, Bits, Rows, Step, compile_instruction
 from ptxstatic.limits import STATIC_CALL_DEPTH, STATIC_MAX_STEPS, STATIC_MAX_WORK
 from ptxstatic.ptx.ast import BranchTargets, Function, InitList, Instruction, Label, Module, Reg, Sym, Tup, VarDecl
 
@@ -47,7 +47,7 @@ class Group:
     weight: np.ndarray  # float64: 0-d (all rows alike) or one per row
     origin: np.ndarray  # row -> row of the group that entered the function
     regions: frozenset[int] = frozenset()  # data-dependent branch blocks whose influence the rows are in
-    trace: object | None = None  # loop fast-forward state (ptxstatic.counts.static_loops)
+    trace: object | None = None  # loop fast-forward state (ptxstatic.counts.static.loops)
 
     @property
     def n(self) -> int:

@@ -14,61 +14,21 @@ from pathlib import Path
 
 import numpy as np
 
-from ptxstatic.data.seq_features import LAUNCH, PORTABLE, TOTALS, portable_features
-from ptxstatic.data.store import ClockConfig, DatasetStore, Run
+from ptxstatic.analysis.sequence import Run
+from ptxstatic.dataset.store import ClockConfig, DatasetStore
+from ptxstatic.dvfs import TARGETS, ClockTable
 from ptxstatic.errors import PtxstaticError
+from ptxstatic.features.sequence import LAUNCH, PORTABLE, TOTALS, features_from_sequence
 
-TARGETS = ("time", "power", "energy")
 #: the absolute models' features on data with launches
 LAUNCH_PORTABLE = (*PORTABLE, *LAUNCH, *TOTALS)
 
 
-@dataclass(frozen=True)
-class ClockTable:
-    """A GPU's clock configurations (MHz), memory clock ascending then core clock ascending."""
-
-    f_mem: tuple[int, ...]
-    f_core: tuple[int, ...]
-    idle_power_w: tuple[float, ...] | None = None
-
-    @classmethod
-    def from_configs(cls, configs: list[ClockConfig]) -> ClockTable:
-        idle = tuple(float(c.idle_power_w) for c in configs if c.idle_power_w is not None)
-        return cls(
-            tuple(c.f_mem for c in configs), tuple(c.f_core for c in configs),
-            idle if len(idle) == len(configs) else None,
-        )
-
-    def __len__(self) -> int:
-        return len(self.f_mem)
-
-    @property
-    def reference(self) -> int:
-        """Index of the reference configuration: the highest memory clock, then the highest core clock."""
-        return max(range(len(self)), key=lambda i: (self.f_mem[i], self.f_core[i]))
-
-    def normalised(self) -> np.ndarray:
-        """(configs, 2) array of (f_mem, f_core) divided by the reference configuration's clocks."""
-        ref = self.reference
-        return np.column_stack([
-            np.asarray(self.f_mem, float) / self.f_mem[ref], np.asarray(self.f_core, float) / self.f_core[ref],
-        ])
-
-    def index(self, f_mem: int, f_core: int) -> int:
-        for i, pair in enumerate(zip(self.f_mem, self.f_core)):
-            if pair == (f_mem, f_core):
-                return i
-        raise PtxstaticError(f"no clock configuration mem {f_mem} MHz, core {f_core} MHz")
-
-    def to_dict(self) -> dict:
-        return {"f_mem": list(self.f_mem), "f_core": list(self.f_core),
-                "idle_power_w": list(self.idle_power_w) if self.idle_power_w else None}
-
-    @classmethod
-    def from_dict(cls, d: dict) -> ClockTable:
-        idle = d.get("idle_power_w")
-        return cls(tuple(int(x) for x in d["f_mem"]), tuple(int(x) for x in d["f_core"]),
-                   tuple(float(x) for x in idle) if idle else None)
+def clock_table(configs: Sequence[ClockConfig]) -> ClockTable:
+    """The clock table of a GPU's stored configurations (with idle power where every one has it)."""
+    idle = tuple(float(c.idle_power_w) for c in configs if c.idle_power_w is not None)
+    return ClockTable(tuple(c.f_mem for c in configs), tuple(c.f_core for c in configs),
+                      idle if len(idle) == len(configs) else None)
 
 
 def benchmark_family(name: str) -> str:
@@ -134,7 +94,7 @@ class DvfsDataset:
         if self.features and all(set(names) <= f.keys() for f in self.features):
             rows = self.features
         elif set(names) <= set(PORTABLE):
-            rows = [portable_features(r) for r in self.runs]
+            rows = [features_from_sequence(r) for r in self.runs]
         else:
             raise PtxstaticError(f"the data lacks features {', '.join(sorted(set(names) - set(PORTABLE)))} "
                                  "(launch features: measure with ptxstatic collect)")
@@ -172,7 +132,7 @@ def load_dataset(store: DatasetStore, gpu: str, suite: str | None = None) -> Dvf
         common = seen.most_common(1)[0][0] if seen else (configs[0].f_mem, configs[0].f_core)
         clocks = ClockTable((common[0],), (common[1],))
     else:
-        clocks = ClockTable.from_configs(configs)
+        clocks = clock_table(configs)
     names, runs, kernel_names, rows, groups, features = [], [], [], [], [], []
     for bench, launch, measured in samples:
         if board_chosen:
@@ -207,7 +167,7 @@ def open_data(path: str | Path, progress: Callable[[str], None] | None = None) -
     """A dataset file, or a folder in the gpuPTXModel layout imported into a throw-away in-memory store."""
     p = Path(path)
     if p.is_dir():
-        from ptxstatic.data.gpuptxmodel import import_folder
+        from ptxstatic.dataset.gpuptxmodel import import_folder
 
         store = DatasetStore(":memory:", create=True)
         import_folder(p, store, progress=progress)

@@ -14,8 +14,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from ptxstatic.analysis.sequence import SeqItem
-from ptxstatic.data.store import Run, as_runs
+from ptxstatic.analysis.sequence import Run, SeqItem, as_runs
 from ptxstatic.ptx import isa
 
 #: ISA group -> portable category
@@ -49,7 +48,7 @@ def access_bytes(item: SeqItem) -> int:
     return max(1, isa.TYPE_BITS.get(item.dtype, 8) * max(1, item.vec) // 8)
 
 
-def portable_features(
+def features_from_sequence(
     runs: Iterable[tuple[SeqItem, int]], launch: tuple[int, int] | None = None,
 ) -> dict[str, float]:
     """Portable features of an executed sequence given as (item, repeat count) runs.

@@ -1,7 +1,11 @@
 """A fake GPU for tests: deterministic, no hardware, selected with ``--device fake``.
 
+It mirrors the real modules: :class:`FakeGpu` is :class:`ptxstatic.gpu.cuda.CudaGpu` (and can run in the
+same worker, :func:`worker_gpu`), :class:`FakeBoard` is :class:`ptxstatic.gpu.nvml.NvmlBoard`, and arguments
+are packed by the same :class:`ptxstatic.gpu.args.KernelArgs`.
+
 It stands in for the hardware only. Kernels really run, on the project's PTX emulator
-(:func:`ptxstatic.emulator.simt.emulate`), so instrumented kernels fill their counters and a kernel that
+(:func:`ptxstatic.emulator.emulate`), so instrumented kernels fill their counters and a kernel that
 traps or touches a bad address faults (stickily: every later call fails until :meth:`FakeGpu.reset`).
 Time and power are simple functions of the launch, the emulated block counts and the clocks:
 
@@ -29,11 +33,11 @@ from typing import Any
 
 import numpy as np
 
-from ptxstatic.counts.counter_map import write_atomic
-from ptxstatic.counts.gpu import _Args
-from ptxstatic.data.device import ClockState, Device, DeviceFault, GpuInfo, KernelAttributes, Telemetry
 from ptxstatic.emulator import Emulation, emulate
 from ptxstatic.errors import PtxstaticError
+from ptxstatic.files import write_atomic
+from ptxstatic.gpu.args import KernelArgs
+from ptxstatic.gpu.device import ClockState, Device, DeviceFault, GpuInfo, KernelAttributes, Telemetry
 from ptxstatic.launch import Launch
 from ptxstatic.limits import FAKE_DEVICE_MAX_STEPS
 from ptxstatic.ptx.ast import Module
@@ -116,7 +120,7 @@ class _Prepared:
 
 @dataclass
 class FakeGpu:
-    """:class:`ptxstatic.data.device.Gpu` on the emulator."""
+    """:class:`ptxstatic.gpu.device.Gpu` on the emulator."""
 
     state: FakeState
     modules: dict[int, Module] = field(default_factory=dict)
@@ -152,7 +156,7 @@ class FakeGpu:
 
     def prepare(self, module: int, kernel: str, launch: Launch) -> int:
         self._alive()
-        args = _Args(self.memory, self.modules[module].function(kernel), launch)  # type: ignore[arg-type]
+        args = KernelArgs(self.memory, self.modules[module].function(kernel), launch)
         nbytes = sum(len(data) for _, data in args.buffers.values())
         warps = launch.blocks * -(-launch.threads_per_block // 32)
         self.state.power_w = IDLE_W + DYNAMIC_W * min(1.0, warps / 512) * (self.state.core / 1755) ** 2
@@ -212,7 +216,7 @@ class FakeGpu:
 
 @dataclass
 class FakeBoard:
-    """:class:`ptxstatic.data.device.Board` of the fake GPU."""
+    """:class:`ptxstatic.gpu.device.Board` of the fake GPU."""
 
     state: FakeState
 
@@ -261,7 +265,7 @@ class FakeBoard:
 
 
 def worker_gpu(index: int = 0) -> FakeGpu:
-    """A fake GPU for :class:`ptxstatic.data.device_worker.WorkerGpu` (``factory=...device_fake:worker_gpu``)."""
+    """A fake GPU for :class:`ptxstatic.gpu.worker.WorkerGpu` (``factory=...device_fake:worker_gpu``)."""
     return FakeGpu(FakeState.load())
 
 

@@ -15,8 +15,9 @@ import statistics
 from dataclasses import asdict, dataclass, fields
 from datetime import UTC, datetime
 
+from ptxstatic.analysis.sequence import Run
 from ptxstatic.block_counts import BlockCounts
-from ptxstatic.data.store import ClockConfig, DatasetStore, Measurement, Run
+from ptxstatic.dataset.store import ClockConfig, DatasetStore, Measurement
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS collect_runs (

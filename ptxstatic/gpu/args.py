@@ -1,0 +1,130 @@
+"""A kernel's parameters packed for a launch: scalars as bytes, buffers allocated and filled on the device.
+
+:class:`KernelArgs` works on any device memory with ``alloc``, ``free``, ``upload`` and ``download`` (the CUDA
+driver, or the fake GPU's address-only memory), so the real and the fake GPU pack arguments the same way.
+Buffers start as the emulator's buffers do (:func:`host_fill`), and can be reset to those contents.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+from typing import Any, Protocol
+
+import numpy as np
+
+from ptxstatic.errors import PtxstaticError
+from ptxstatic.launch import Buffer, Launch
+from ptxstatic.ptx import ast as A
+
+#: PTX scalar types as numpy dtypes (bf16 kept as raw 16-bit words)
+NUMPY = {
+    "u8": np.uint8, "s8": np.int8, "b8": np.uint8, "u16": np.uint16, "s16": np.int16, "b16": np.uint16,
+    "u32": np.uint32, "s32": np.int32, "b32": np.uint32, "u64": np.uint64, "s64": np.int64, "b64": np.uint64,
+    "f16": np.float16, "bf16": np.uint16, "f32": np.float32, "f64": np.float64,
+}
+
+
+
+class DeviceMemory(Protocol):
+    def alloc(self, nbytes: int) -> int: ...
+
+    def free(self, ptr: int) -> None: ...
+
+    def upload(self, ptr: int, data: bytes) -> None: ...
+
+    def download(self, ptr: int, nbytes: int) -> bytes: ...
+
+
+def host_fill(buf: Buffer) -> np.ndarray:
+    """A buffer's initial contents, as the emulator makes them: zeros, ones, iota, const, or random (seeded
+    ``default_rng``: floats uniform in [0, 1), integers uniform in [0, count)); bf16 as 16-bit words."""
+    dtype = NUMPY.get(buf.dtype)
+    if dtype is None:
+        raise PtxstaticError(f"buffer type {buf.dtype!r} is not supported; one of {', '.join(NUMPY)}")
+    n = buf.count
+    floating = buf.dtype == "bf16" or np.issubdtype(dtype, np.floating)
+    if buf.fill == "random":
+        rng = np.random.default_rng(buf.seed)
+        values = rng.random(n) if floating else rng.integers(0, max(1, n), n)
+    else:
+        values = {"zeros": np.zeros(n), "ones": np.ones(n), "iota": np.arange(n),
+                  "const": np.full(n, buf.value)}[buf.fill]
+    if buf.dtype == "bf16":  # round to nearest even on the upper half of the float32 bits
+        bits = values.astype(np.float32).view(np.uint32).astype(np.uint64)
+        return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+    if not floating:
+        return values.astype(np.int64).astype(dtype)
+    return values.astype(dtype)
+
+
+def _param_size(p: A.VarDecl) -> int:
+    from ptxstatic.ptx.isa import TYPE_BITS
+
+    elems = math.prod(d or 1 for d in p.names[0].dims) if p.names[0].dims else 1
+    return max(1, TYPE_BITS.get(p.dtype, 8) // 8) * elems
+
+
+class KernelArgs:
+    """The kernel's parameters as bytes, with device buffers that can be reset to their initial contents."""
+
+    def __init__(self, drv: DeviceMemory, fn: A.Function, launch: Launch) -> None:
+        self.drv = drv
+        self.buffers: dict[str, tuple[int, bytes]] = {}  # name -> (device address, initial bytes)
+        self.outputs: list[str] = []
+        self.owned: list[int] = []
+        self.values: list[bytes] = []
+        params = fn.params or ()
+        unknown = set(launch.args) - {p.names[0].name for p in params} - {str(i) for i in range(len(params))}
+        if unknown:
+            raise PtxstaticError(f"{fn.name} has no parameter {', '.join(sorted(unknown))}; its parameters: "
+                                 + ", ".join(p.names[0].name for p in params))
+        for i, p in enumerate(params):
+            name = p.names[0].name
+            value = launch.args.get(name, launch.args.get(str(i)))
+            if value is None:
+                raise PtxstaticError(f"no --arg for parameter {i} ({name}, .{p.dtype}) of {fn.name}")
+            self.values.append(self._pack(p, name, value))
+
+    def _pack(self, p: A.VarDecl, name: str, value: Any) -> bytes:
+        size = _param_size(p)
+        if isinstance(value, Buffer) or hasattr(value, "__cuda_array_interface__"):
+            if size != 8:
+                raise PtxstaticError(f"parameter {name} (.{p.dtype}, {size} bytes) cannot hold a device pointer")
+            if isinstance(value, Buffer):
+                data = host_fill(value).tobytes()
+                ptr = self.drv.alloc(len(data))
+                self.owned.append(ptr)
+                if value.output:
+                    self.outputs.append(name)
+            else:
+                iface = value.__cuda_array_interface__
+                ptr = int(iface["data"][0])
+                nbytes = math.prod(iface["shape"]) * np.dtype(iface["typestr"]).itemsize
+                data = self.drv.download(ptr, nbytes)
+                self.outputs.append(name)
+            self.buffers[name] = (ptr, data)
+            return np.uint64(ptr).tobytes()
+        dtype = NUMPY.get(p.dtype)
+        if dtype is None or p.names[0].dims:
+            raise PtxstaticError(f"parameter {name} (.{p.dtype}{'[]' if p.names[0].dims else ''}) takes no "
+                                 "scalar value; aggregates are not supported")
+        try:
+            return np.array(value).astype(dtype, casting="unsafe").tobytes()
+        except (TypeError, ValueError):
+            raise PtxstaticError(f"bad value {value!r} for parameter {name} (.{p.dtype})") from None
+
+    def reset(self) -> None:
+        for ptr, data in self.buffers.values():
+            self.drv.upload(ptr, data)
+
+    def snapshot(self) -> dict[str, bytes]:
+        names = self.outputs or list(self.buffers)
+        return {n: self.drv.download(self.buffers[n][0], len(self.buffers[n][1])) for n in names}
+
+    def ctypes(self) -> list[ctypes.Array]:
+        return [(ctypes.c_ubyte * len(v)).from_buffer_copy(v) for v in self.values]
+
+    def free(self) -> None:
+        for ptr in self.owned:
+            self.drv.free(ptr)
