@@ -55,7 +55,11 @@ class BlockCounts:
 
     @classmethod
     def load(cls, path: str | Path) -> BlockCounts:
+        """BlockCounts JSON, or the output of ``ptxstatic profile`` (which holds it under "counts")."""
         try:
-            return cls.from_dict(json.loads(Path(path).read_text()))
+            data = json.loads(Path(path).read_text())
         except (OSError, json.JSONDecodeError) as exc:
             raise PtxstaticError(f"{path}: cannot read block counts: {exc}") from None
+        if isinstance(data, dict) and "source" not in data and isinstance(data.get("counts"), dict):
+            data = data["counts"]
+        return cls.from_dict(data)

@@ -1,12 +1,15 @@
 """Launch specifications: grid, block, dynamic shared memory and kernel arguments.
 
-Written on the command line as ``--grid 128,1,1 --block 256 --arg n=4096 --arg x=buf:f32:4096:iota``
-or as JSON (``Launch.to_dict`` / ``Launch.from_dict``), the same form the microbenchmark manifests use.
+Written on the command line as ``--grid 128,1,1 --block 256 --param n=4096 --param x=buf:f32:4096:iota``,
+as ``--launch 128/256`` (:func:`launch_from_spec`), or as JSON (``Launch.to_dict`` / ``Launch.from_dict``),
+the same form the microbenchmark manifests use.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 from ptxstatic.errors import PtxstaticError
 
@@ -88,7 +91,7 @@ def parse_arg(text: str) -> tuple[str, int | float | Buffer]:
     """``n=4096``, ``alpha=1.5``, ``x=buf:f32:4096[:fill[:value-or-seed]][:out]``."""
     name, eq, value = text.partition("=")
     if not eq or not name:
-        raise PtxstaticError(f"bad --arg {text!r}: expected NAME=VALUE or NAME=buf:TYPE:COUNT[:FILL][:out]")
+        raise PtxstaticError(f"bad --param {text!r}: expected NAME=VALUE or NAME=buf:TYPE:COUNT[:FILL][:out]")
     if value.startswith("buf:"):
         parts = value.split(":")[1:]
         output = parts[-1] == "out"
@@ -113,4 +116,22 @@ def parse_arg(text: str) -> tuple[str, int | float | Buffer]:
         try:
             return name, float(value)
         except ValueError:
-            raise PtxstaticError(f"bad --arg {text!r}: VALUE must be a number or a buf: spec") from None
+            raise PtxstaticError(f"bad --param {text!r}: VALUE must be a number or a buf: spec") from None
+
+
+def launch_from_spec(spec: str) -> Launch:
+    """``GRID/BLOCK`` (each X[,Y[,Z]], e.g. ``1024/256`` or ``64,64/16,16``), inline JSON, or a JSON file, the
+    last two in the form of :meth:`Launch.from_dict`."""
+    text = spec.strip()
+    if text.startswith("{") or text.endswith(".json"):
+        try:
+            raw = json.loads(text if text.startswith("{") else Path(text).read_text())
+        except (OSError, json.JSONDecodeError) as exc:
+            raise PtxstaticError(f"bad --launch {spec!r}: {exc}") from None
+        if not isinstance(raw, dict):
+            raise PtxstaticError(f"bad --launch {spec!r}: expected a JSON object")
+        return Launch.from_dict(raw)
+    grid, sep, block = text.partition("/")
+    if not sep:
+        raise PtxstaticError(f"bad --launch {spec!r}: expected GRID/BLOCK, e.g. 1024/256 or 64,64/16,16")
+    return Launch(dim3(grid), dim3(block))

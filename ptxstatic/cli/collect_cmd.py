@@ -9,51 +9,6 @@ from ptxstatic.gpu.open import DEVICES
 from ptxstatic.limits import DEVICE_CALL_TIMEOUT_S
 
 
-class RichUi:
-    """Progress bars (with ETA) and messages on stderr."""
-
-    def __init__(self) -> None:
-        from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
-
-        self.console = Console(stderr=True)
-        self.progress = Progress(
-            TextColumn("[bold]{task.fields[phase]}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-            TextColumn("eta"), TimeRemainingColumn(), TextColumn("{task.description}"), console=self.console,
-        )
-        self.task: int | None = None
-
-    def __enter__(self) -> RichUi:
-        self.progress.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.progress.stop()
-
-    def say(self, text: str) -> None:
-        self.progress.console.print(f"collect: {text}", markup=False, highlight=False, soft_wrap=True)
-
-    def phase(self, name: str, total: int) -> None:
-        if self.task is not None:
-            self.progress.update(self.task, description="done")
-        self.task = self.progress.add_task("", total=total, phase=name)
-
-    def current(self, text: str) -> None:
-        if self.task is not None:
-            self.progress.update(self.task, description=text)
-
-    def step(self) -> None:
-        if self.task is not None:
-            self.progress.advance(self.task)
-
-
 @click.command()
 @click.option("--manifest", default="microbenchmarks/manifest.json", show_default=True, metavar="MANIFEST.json",
               help="Benchmarks and launches to measure.")
@@ -93,6 +48,8 @@ def collect(manifest: str, db: str, gpu_name: str, device: str, device_index: in
     from ptxstatic.dataset.samples import dataset_stats
     from ptxstatic.dataset.store import DatasetStore
     from ptxstatic.gpu.device import LIMITING
+    from ptxstatic.report.collect_text import collect_text
+    from ptxstatic.report.progress import Progress
 
     def terminate(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
@@ -100,7 +57,7 @@ def collect(manifest: str, db: str, gpu_name: str, device: str, device_index: in
     signal.signal(signal.SIGTERM, terminate)
     opts = CollectOptions(Path(manifest), Path(db), gpu_name, device, device_index, clocks, repeat_seconds, only,
                           retry_failed, arch, timeout_s, jobs)
-    with RichUi() as ui:
+    with Progress(prefix="collect: ") as ui:
         try:
             summary = run_collect(opts, ui)
         except KeyboardInterrupt:
@@ -111,28 +68,4 @@ def collect(manifest: str, db: str, gpu_name: str, device: str, device_index: in
     if fmt == "json":
         click.echo(json.dumps({"run": summary.__dict__, "dataset": stats}, indent=1))
         return
-    click.echo(f"{summary.db}: {summary.written} samples written ({summary.failed} failed), {summary.already} of "
-               f"{summary.total} were already there")
-    if summary.settings_changed:
-        click.echo(f"clock settings used and restored: {', '.join(summary.settings_changed)}")
-    click.echo(stats_text(stats))
-
-
-def stats_text(s: dict) -> str:
-    """The dataset statistics as a few lines of text."""
-
-    def rng(d: dict | None, unit: str, fmt: str = ".4g") -> str:
-        return "-" if d is None else f"{d['min']:{fmt}} / {d['median']:{fmt}} / {d['max']:{fmt}} {unit}".rstrip()
-
-    clocks = ", ".join(f"{k} MHz x{v}" for k, v in s["clock_configs"].items()) or "-"
-    sources = ", ".join(f"{k} x{v}" for k, v in s["power_source"].items()) or "-"
-    return "\n".join([
-        f"GPU {s['gpu']}: {s['samples_ok']} samples ok, {s['samples_failed']} failed; {s['benchmarks']} kernels, "
-        f"{s['launches']} launches; settings {', '.join(s['settings']) or '-'}",
-        f"  clocks (mem:core) {clocks}",
-        f"  time per launch min/median/max {rng(s['time_ms'], 'ms')}",
-        f"  power min/median/max {rng(s['power_w'], 'W')}; energy per launch {rng(s['energy_per_launch_mj'], 'mJ')}",
-        f"  time spread (MAD/median) {rng(s['time_relative_mad'], '', '.2%')}; power from {sources}",
-        f"  {s['throttled_samples']} samples clock-limited, {s['samples_with_warnings']} with warnings; "
-        f"{s['measured_seconds']:.0f} s of measured loops",
-    ])
+    click.echo(collect_text(summary, stats))

@@ -48,6 +48,14 @@ def load(path: str, nvcc_flags: str, recover: bool) -> Module:
     return parse_file(path, recover=recover)
 
 
+def read_llvm_ir(path: str) -> str:
+    """The text of an LLVM IR file (``.ll``)."""
+    try:
+        return Path(path).read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PtxstaticError(f"{path}: cannot read LLVM IR text: {exc}") from None
+
+
 def modules(paths: tuple[str, ...], nvcc_flags: str) -> Iterator[Module]:
     """Parse each input with recovery; errors are reported on stderr and remembered in ``Module.errors``.
 

@@ -32,20 +32,16 @@ def instrument(source: str, output: str, map_path: str | None, mode: str, stride
     """
     from pathlib import Path
 
-    from ptxstatic.cli.inputs import load
+    from ptxstatic.cli.inputs import load, read_llvm_ir
     from ptxstatic.counts.instrumentation.llvm_ir import instrument_ir
     from ptxstatic.counts.instrumentation.ptx_pass import InstrumentOptions, instrument
-    from ptxstatic.errors import PtxstaticError
     from ptxstatic.files import write_atomic
     from ptxstatic.ptx.parser import parse_text
     from ptxstatic.toolchain.ptxas import assemble, target_arch
 
     opts = InstrumentOptions(mode, stride, banks)
     if source.endswith((".ll", ".bc")):
-        try:
-            text = Path(source).read_text()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise PtxstaticError(f"{source}: cannot read LLVM IR text: {exc}") from None
+        text = read_llvm_ir(source)
         result = instrument_ir(text, source, opts, cpu)
         ptx, cmap = result.text, result.counters
     else:

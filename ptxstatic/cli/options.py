@@ -1,6 +1,9 @@
-"""Options shared by several commands."""
+"""Options shared by several commands, and the one launch-option parser of every command that takes a launch."""
 
 from __future__ import annotations
+
+import functools
+from collections.abc import Callable
 
 import click
 
@@ -17,3 +20,60 @@ def output_format(*choices: str) -> click.Option:
         "--format", "fmt", type=click.Choice(choices), default=choices[0], show_default=True,
         help="Output format on stdout.",
     )
+
+
+def launch_options(*, required: bool, runs_kernels: bool = False) -> Callable[[Callable], Callable]:
+    """``--grid X[,Y,Z] --block X[,Y,Z] --shared BYTES --param NAME=VALUE`` (``--arg`` is the same option) and
+    ``--launch GRID/BLOCK|JSON|FILE.json``, given to the command as one ``launch`` argument.
+
+    ``--launch`` gives the whole configuration; ``--grid``, ``--block`` and ``--shared`` override its parts,
+    and every ``--param`` is added to its arguments. Without any of them the launch is one thread
+    (``required``) or None. ``runs_kernels``: buffers are allocated and filled (``buf:`` specs).
+    """
+    param_help = ("A kernel argument by PTX name, index or param_<index>: n=4096, alpha=1.5"
+                  + (", x=buf:f32:4096[:FILL[:V]][:out]." if runs_kernels else ". Pointer arguments need no value."))
+    options = (
+        click.option("--grid", metavar="X[,Y,Z]", help="CTAs per grid dimension [default: 1]."),
+        click.option("--block", metavar="X[,Y,Z]", help="Threads per CTA dimension [default: 1]."),
+        click.option("--shared", "shared_bytes", type=int, metavar="BYTES",
+                     help="Dynamic shared memory per CTA [default: 0]."),
+        click.option("--param", "--arg", "params", multiple=True, metavar="NAME=VALUE", help=param_help),
+        click.option("--launch", "launch_spec", metavar="GRID/BLOCK|JSON|FILE.json",
+                     help="The launch in one option: 1024/256, or Launch JSON inline or in a file."),
+    )
+
+    def decorate(command: Callable) -> Callable:
+        @functools.wraps(command)
+        def with_launch(*args, grid: str | None, block: str | None, shared_bytes: int | None,
+                        params: tuple[str, ...], launch_spec: str | None, **kwargs):
+            launch = resolve_launch(grid, block, shared_bytes, params, launch_spec, required)
+            return command(*args, launch=launch, **kwargs)
+
+        for option in reversed(options):
+            with_launch = option(with_launch)
+        return with_launch
+
+    return decorate
+
+
+def resolve_launch(grid: str | None, block: str | None, shared_bytes: int | None, params: tuple[str, ...],
+                   spec: str | None, required: bool):
+    """The :class:`~ptxstatic.launch.Launch` the launch options describe (None: no launch given)."""
+    from ptxstatic.errors import PtxstaticError
+    from ptxstatic.launch import Launch, dim3, launch_from_spec, parse_arg
+
+    launch = launch_from_spec(spec) if spec else None
+    if launch is None and (grid or block or shared_bytes is not None or required):
+        launch = Launch()
+    if launch is None:
+        if params:
+            raise PtxstaticError("--param needs a launch: give --launch GRID/BLOCK or --grid and --block")
+        return None
+    if grid:
+        launch.grid = dim3(grid)
+    if block:
+        launch.block = dim3(block)
+    if shared_bytes is not None:
+        launch.shared_bytes = shared_bytes
+    launch.args.update(dict(parse_arg(p) for p in params))
+    return launch

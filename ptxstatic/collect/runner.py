@@ -42,7 +42,7 @@ class Ui(Protocol):
     def current(self, text: str) -> None:
         """What is being worked on now."""
 
-    def step(self) -> None:
+    def advance(self) -> None:
         """One unit of the phase is done."""
 
 
@@ -56,7 +56,7 @@ class SilentUi:
     def current(self, text: str) -> None:
         pass
 
-    def step(self) -> None:
+    def advance(self) -> None:
         pass
 
 
@@ -185,7 +185,7 @@ def _collect(opts: CollectOptions, ui: Ui, manifest: Manifest, benches: list[Ben
             needed = sorted({t[1].source for t in tasks})
             ui.phase("compiling", len(needed))
             ui.current(f"{len(needed)} source files for {arch}")
-            sources = compile_all(needed, arch, manifest.nvcc_flags, opts.jobs, done=lambda s: ui.step())
+            sources = compile_all(needed, arch, manifest.nvcc_flags, opts.jobs, done=lambda s: ui.advance())
             target = GpuSpec(info.name, arch, info.sms) if arch in ARCHS and info.sms else None
             run = _Run(opts, manifest, device, samples, run_id, arch, sources, supported, summary, target)
             ui.phase("measuring", len(tasks))
@@ -196,7 +196,7 @@ def _collect(opts: CollectOptions, ui: Ui, manifest: Manifest, benches: list[Ben
                     current = pair
                 ui.current(f"{bench.name}[{index}] {setting_name(pair)}")
                 sample = _sample(run, pair, bench, index, spec, ui)
-                ui.step()
+                ui.advance()
                 summary.written += 1
                 if sample.status == "failed":
                     summary.failed += 1

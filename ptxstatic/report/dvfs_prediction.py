@@ -1,69 +1,8 @@
-"""The DVFS prediction of one kernel as a JSON-ready dict, and its text rendering."""
+"""The DVFS prediction of one kernel (:func:`ptxstatic.predict.prediction`) as text."""
 
 from __future__ import annotations
 
-from ptxstatic.decisions.clocks import ScalingTable, min_energy, pareto_set
-
-ABSOLUTE = ("time_ms", "power_w", "energy_mj")
-
-
-def prediction_dict(
-    kernel: str, file: str, gpu: str, model: dict, table: ScalingTable | None, max_slowdown: float | None,
-    absolute: dict[str, float] | None = None, notes: list[str] | None = None, reference: dict | None = None,
-) -> dict:
-    """Everything ``ptxstatic predict`` reports for one kernel.
-
-    ``absolute``: predicted time (ms) and/or power (W) at the reference configuration, if known; every
-    configuration then also gets absolute values (energy in mJ when both are known). Without a scaling
-    ``table`` (a GPU with absolute models only) there are no configurations, and ``reference`` gives the
-    clocks the absolute values are for.
-    """
-    absolute = dict(absolute or {})
-    if "time_ms" in absolute and "power_w" in absolute:
-        absolute["energy_mj"] = round(absolute["time_ms"] * absolute["power_w"], 6)
-    if table is None:
-        return {
-            "kernel": kernel, "file": file, "gpu": gpu, "model": model, "reference": {**(reference or {}), **absolute},
-            "energy_source": None, "max_slowdown": max_slowdown, "min_energy": None, "pareto": [], "configs": [],
-            "notes": notes or [],
-        }
-    clocks = table.clocks
-    ref = clocks.reference
-    best = min_energy(table, max_slowdown)
-    front = pareto_set(table, max_slowdown)
-    rows = []
-    for i in range(len(clocks)):
-        row = {
-            "f_mem_mhz": clocks.f_mem[i], "f_core_mhz": clocks.f_core[i],
-            "time_scaling": round(float(table.time[i]), 5), "power_scaling": round(float(table.power[i]), 5),
-            "energy_scaling": round(float(table.energy[i]), 5),
-            "speedup": round(float(table.speedup[i]), 5), "min_energy": i == best, "pareto": i in front,
-        }
-        if "time_ms" in absolute:
-            row["time_ms"] = round(absolute["time_ms"] * float(table.time[i]), 6)
-        if "power_w" in absolute:
-            row["power_w"] = round(absolute["power_w"] * float(table.power[i]), 4)
-        if "time_ms" in absolute and "power_w" in absolute:
-            row["energy_mj"] = round(row["time_ms"] * row["power_w"], 6)
-        rows.append(row)
-
-    def brief(i: int) -> dict:
-        return {
-            "f_mem_mhz": clocks.f_mem[i], "f_core_mhz": clocks.f_core[i],
-            "time_scaling": round(float(table.time[i]), 5),
-            "energy_scaling": round(float(table.decision_energy[i]), 5),
-        }
-
-    return {
-        "kernel": kernel, "file": file, "gpu": gpu, "model": model,
-        "reference": {"f_mem_mhz": clocks.f_mem[ref], "f_core_mhz": clocks.f_core[ref], **absolute},
-        "energy_source": table.energy_source,
-        "max_slowdown": max_slowdown,
-        "min_energy": brief(best),
-        "pareto": [brief(i) for i in front],
-        "configs": rows,
-        "notes": notes or [],
-    }
+from ptxstatic.predict import ABSOLUTE
 
 
 def prediction_text(d: dict) -> str:
