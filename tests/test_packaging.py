@@ -8,7 +8,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from util import FRONTEND_DATA, ROOT
+from helpers import FRONTEND_DATA, ROOT
 
 
 @pytest.mark.slow

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from helpers import DATA as TEST_DATA
 
 from ptxstatic.analysis.executed import Repeat, executed_sequence
 from ptxstatic.analysis.sequence import kernel_sequence
@@ -13,7 +12,7 @@ from ptxstatic.errors import PtxstaticError
 from ptxstatic.launch import Launch
 from ptxstatic.ptx.parser import parse_file
 
-COUNTED = Path(__file__).parent / "data" / "static" / "counted.ptx"
+COUNTED = TEST_DATA / "static" / "counted.ptx"
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from util import TITANX_DATA  # noqa: E402
+from helpers import TITANX_DATA  # noqa: E402
 
 from ptxstatic.dataset.dataset import load_dataset  # noqa: E402
 from ptxstatic.dataset.gpuptxmodel import import_folder  # noqa: E402

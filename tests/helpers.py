@@ -10,6 +10,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "ptx"
+DATA = ROOT / "tests" / "data"
 CUDA_SOURCES = ROOT / "tests" / "cuda"
 FRONTEND_DATA = ROOT / "tests" / "data" / "frontend"
 # The GTX Titan X measurements (not part of the repository): $PTXSTATIC_TITANX_DATA, else ../shared/data beside it.

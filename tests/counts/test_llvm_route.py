@@ -11,7 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from util import ROOT, needs_ptxas
+from helpers import ROOT, needs_ptxas
+from kernels import UNNAMED
 
 from ptxstatic.analysis.cfg import build_cfg
 from ptxstatic.counts.instrumentation.counter_map import CounterMap
@@ -25,50 +26,6 @@ llvm_ir = pytest.importorskip("ptxstatic.counts.instrumentation.llvm_ir")
 pytest.importorskip("llvmlite", reason="the LLVM IR route needs llvmlite")
 
 LL_FILES = sorted((ROOT / "tests" / "llvm").glob("*.ll"))
-
-#: clang -O0 style: unnamed arguments, an implicit entry block (%2) and numbered blocks, a two-phi loop,
-#: and a block that is nothing but a branch (which the back end would drop if it held no counter)
-UNNAMED = """\
-target datalayout = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"
-target triple = "nvptx64-nvidia-cuda"
-
-declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
-
-define ptx_kernel void @halvings(ptr addrspace(1) %0, i32 %1) {
-  %3 = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
-  %4 = icmp slt i32 %3, %1
-  br i1 %4, label %5, label %19
-
-5:                                                ; preds = %2
-  %6 = zext i32 %3 to i64
-  %7 = getelementptr inbounds i32, ptr addrspace(1) %0, i64 %6
-  %8 = load i32, ptr addrspace(1) %7, align 4
-  %9 = icmp eq i32 %8, 0
-  br i1 %9, label %10, label %11
-
-10:                                               ; preds = %5
-  store i32 -1, ptr addrspace(1) %7, align 4
-  br label %19
-
-11:                                               ; preds = %5
-  br label %12
-
-12:                                               ; preds = %12, %11
-  %13 = phi i32 [ 0, %11 ], [ %15, %12 ]
-  %14 = phi i32 [ %8, %11 ], [ %16, %12 ]
-  %15 = add i32 %13, 1
-  %16 = lshr i32 %14, 1
-  %17 = icmp ne i32 %16, 0
-  br i1 %17, label %12, label %18
-
-18:                                               ; preds = %12
-  store i32 %15, ptr addrspace(1) %7, align 4
-  br label %19
-
-19:                                               ; preds = %18, %10, %2
-  ret void
-}
-"""
 
 _LABEL_REF = re.compile(r'label\s+(%(?:"[^"]*"|[-\w$.]+))')
 

@@ -4,14 +4,12 @@ test kernels (which must all complete)."""
 from __future__ import annotations
 
 import importlib.util
-from pathlib import Path
 
 import pytest
+from helpers import ROOT
 
 from ptxstatic.launch import Buffer
 from ptxstatic.ptx.parser import parse_text
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")

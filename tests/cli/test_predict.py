@@ -10,10 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import ROOT
 
 from ptxstatic.analysis.sequence import SeqItem
 
-ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "predict"
 SHIPPED = ROOT / "trained" / "gtxtitanx"
 TITANX = ROOT / ".." / "shared" / "data" / "gpuptxmodel-gtxtitanx"

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from util import needs_ptxas
+from helpers import ROOT, needs_ptxas
 
 from ptxstatic.analysis.cfg import build_cfg
 from ptxstatic.analysis.defuse import def_use
@@ -21,7 +21,6 @@ from ptxstatic.launch import Launch
 from ptxstatic.ptx.parser import parse_file
 from ptxstatic.toolchain.ptxas import parse_verbose, ptxas_stats
 
-ROOT = Path(__file__).resolve().parents[1]
 COUNTED = ROOT / "tests" / "data" / "static" / "counted.ptx"
 SM90 = ROOT / "tests" / "fixtures" / "ptx" / "nvcc" / "sm_90" / "plain"
 

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from util import needs_nvcc
+from helpers import needs_nvcc
 
 from ptxstatic.collect.clocks import META_KEY
 from ptxstatic.collect.runner import CollectOptions, collect

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import DATA as TEST_DATA
 
 from ptxstatic.analysis.cfg import build_cfg
 from ptxstatic.emulator import EMULATED, Emulation, emulate
@@ -22,7 +23,7 @@ from ptxstatic.ptx.ast import Module
 from ptxstatic.ptx.parser import parse_file, parse_text
 from ptxstatic.toolchain.nvcc import compile_to_ptx, nvcc_path
 
-DATA = Path(__file__).parent / "data" / "emulator"
+DATA = TEST_DATA / "emulator"
 VARIANTS = ("plain", "lineinfo", "G")
 RNG = np.random.default_rng(20240611)
 

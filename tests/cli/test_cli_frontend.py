@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from util import FRONTEND_DATA, needs_nvcc
+from helpers import FRONTEND_DATA, needs_nvcc
 
 PTX = FRONTEND_DATA / "small_sm80_lineinfo.ptx"
 

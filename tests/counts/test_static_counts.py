@@ -7,9 +7,9 @@ work out from the launch.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from helpers import DATA as TEST_DATA
+from helpers import FIXTURES
 
 from ptxstatic.analysis.cfg import build_cfg
 from ptxstatic.block_counts import BlockCounts
@@ -18,8 +18,8 @@ from ptxstatic.errors import PtxstaticError
 from ptxstatic.launch import Launch
 from ptxstatic.ptx.parser import parse_file
 
-DATA = Path(__file__).parent / "data" / "static"
-CORPUS = Path(__file__).parent / "fixtures" / "ptx" / "nvcc"
+DATA = TEST_DATA / "static"
+CORPUS = FIXTURES / "nvcc"
 
 
 @pytest.fixture(scope="module")
