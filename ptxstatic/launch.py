@@ -44,12 +44,6 @@ class Buffer:
     seed: int = 0  # for fill "random"
     output: bool = False
 
-    @property
-    def nbytes(self) -> int:
-        from ptxstatic.ptx.isa import TYPE_BITS
-
-        return self.count * max(1, TYPE_BITS.get(self.dtype, 8) // 8)
-
 
 @dataclass
 class Launch:

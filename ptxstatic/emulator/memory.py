@@ -154,7 +154,7 @@ class Device:
             if isinstance(arg, Buffer):
                 top = -(-top // _ALIGN) * _ALIGN
                 self.buffers[name] = (top, arg)
-                top += max(arg.nbytes, 1)
+                top += max(arg.count * size_of(arg.dtype), 1)
         return -(-top // _ALIGN) * _ALIGN
 
     def _layout_shared(self, dynamic: int) -> None:
