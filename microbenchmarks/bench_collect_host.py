@@ -3,7 +3,7 @@
 For every ``--every``-th launch of the suite: compiling the sources with nvcc, and per sample the
 bookkeeping collect does around the GPU work (features from block counts, the kernel's sequence, and the
 SQLite transaction with the measurement and the sample row). Static block counts
-(:func:`ptxstatic.counts.static.estimate.estimate_counts`, not timed) stand in for the instrumented run's, and a
+(:func:`ptxstatic.counts.estimate_counts`, not timed) stand in for the instrumented run's, and a
 synthetic measurement for the GPU's. Printed as ratios to the time the samples spend in measured loops
 (``min_seconds`` each), so that the numbers mean the same on any machine.
 
@@ -27,7 +27,7 @@ from ptxstatic.counts.static.estimate import estimate_counts
 from ptxstatic.dataset.samples import Sample, SampleStore, utc_now
 from ptxstatic.dataset.store import ClockConfig, DatasetStore, Measurement
 from ptxstatic.errors import PtxstaticError
-from ptxstatic.features.occupancy import gpu
+from ptxstatic.features.occupancy import gpu_spec
 from ptxstatic.toolchain.ptxas import ptxas_stats
 
 HERE = Path(__file__).resolve().parent
@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
             source = sources[b.source]
             counts = estimate_counts(source.module, b.kernel, spec.launch, max_work=2e7).counts  # type: ignore[union-attr]
             t = time.perf_counter()
-            record = kernel_record(source, b.kernel, counts, gpu("h100"), ptxas[b.source], b.source.name)  # type: ignore[arg-type]
+            record = kernel_record(source, b.kernel, counts, gpu_spec("h100"), ptxas[b.source], b.source.name)  # type: ignore[arg-type]
             sample = Sample("bench", b.name, spec.key, "default", "ok", utc_now(), utc_now(), f_mem=2619,
                             f_core=1755, time_ms=1.0, power_w=300.0)
             samples.write(sample, manifest.suite, i, record, ClockConfig(2619, 1755, True),

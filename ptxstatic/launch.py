@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ptxstatic.errors import PtxstaticError
 
@@ -43,6 +44,24 @@ class Buffer:
     value: float = 0.0  # for fill "const"
     seed: int = 0  # for fill "random"
     output: bool = False
+
+    def values(self, dtype: Any) -> Any:
+        """The initial contents as ``count`` values of numpy ``dtype``: zeros, ones, iota (0, 1, 2, ...), const,
+        or random (``numpy.random.default_rng(seed)``: floats uniform in [0, 1) for a float dtype, else
+        integers uniform in [0, count), valid indices into the buffer itself). The emulator and the GPU
+        runner both fill buffers with it, so their runs start from the same bytes."""
+        import numpy as np
+
+        dtype, n = np.dtype(dtype), self.count
+        if self.fill == "random":
+            rng = np.random.default_rng(self.seed)
+            v = rng.random(n) if dtype.kind == "f" else rng.integers(0, max(1, n), n)
+        elif self.fill in FILLS:
+            v = {"zeros": np.zeros, "ones": np.ones, "iota": np.arange, "const": lambda k: np.full(k, self.value)
+                 }[self.fill](n)
+        else:
+            raise PtxstaticError(f"unknown buffer fill {self.fill!r}: one of {', '.join(FILLS)}")
+        return v.astype(np.int64).astype(dtype) if dtype.kind in "iu" else v.astype(dtype)
 
 
 @dataclass

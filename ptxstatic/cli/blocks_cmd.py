@@ -7,6 +7,7 @@ import json
 import click
 
 from ptxstatic.cli import options
+from ptxstatic.launch import Launch
 
 
 @click.command()
@@ -16,7 +17,7 @@ from ptxstatic.cli import options
 @options.output_format("text", "json")
 @click.option("-o", "--output", metavar="COUNTS.json", help="Also write the counts as BlockCounts JSON.")
 @options.nvcc_flags
-def blocks(source: str, kernel: str, launch, fmt: str, output: str | None, nvcc_flags: str) -> None:
+def blocks(source: str, kernel: str, launch: Launch, fmt: str, output: str | None, nvcc_flags: str) -> None:
     """Estimate how often each basic block of KERNEL in FILE (.ptx or .cu) runs in one launch.
 
     Control flow is interpreted over every thread of the launch; counts are exact where it depends only on

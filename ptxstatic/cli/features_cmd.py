@@ -7,6 +7,7 @@ import json
 import click
 
 from ptxstatic.cli import options
+from ptxstatic.launch import Launch
 
 
 @click.command()
@@ -19,7 +20,7 @@ from ptxstatic.cli import options
 @click.option("--gpu", "gpu_name", metavar="NAME", help="GPU for occupancy and waves: titanx, t4, a100, h100, ...")
 @options.output_format("text", "json")
 @options.nvcc_flags
-def features(source: str, kernel: str, counts_file: str | None, launch, gpu_name: str | None, fmt: str,
+def features(source: str, kernel: str, counts_file: str | None, launch: Launch, gpu_name: str | None, fmt: str,
              nvcc_flags: str) -> None:
     """Portable features of KERNEL in FILE (.ptx or .cu): GPU Mangrove's twelve and richer ones.
 

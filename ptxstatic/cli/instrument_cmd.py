@@ -5,23 +5,13 @@ from __future__ import annotations
 import click
 
 from ptxstatic.cli import options
-from ptxstatic.counts.instrumentation.counter_map import MODES
-
-
-def instrument_options(f):  # type: ignore[no-untyped-def]
-    """--mode, --stride, --banks: shared with ``ptxstatic profile``."""
-    f = click.option("--banks", default=16, show_default=True, help="Counter banks (a power of two).")(f)
-    f = click.option("--stride", default=1, show_default=True,
-                     help="Sample mode: only CTAs whose linear id is a multiple of this count.")(f)
-    return click.option("--mode", type=click.Choice(MODES), default="all", show_default=True,
-                        help="all CTAs; a sample of CTAs (extrapolated to the grid); or one warp of CTA 0.")(f)
 
 
 @click.command()
 @click.argument("source", metavar="INPUT")
 @click.option("-o", "--output", required=True, metavar="OUT.ptx", help="Instrumented PTX.")
 @click.option("--map", "map_path", metavar="OUT.json", help="Counter map [default: OUT.ptx with .json].")
-@instrument_options
+@options.instrument_options
 @click.option("--cpu", metavar="SM", help="LLVM IR input: target CPU [default: the IR's target-cpu, else sm_80].")
 @click.option("--check", is_flag=True, help="Assemble the result with ptxas for its .target; exit 2 if it fails.")
 @options.nvcc_flags

@@ -22,6 +22,17 @@ def output_format(*choices: str) -> click.Option:
     )
 
 
+def instrument_options(command: Callable) -> Callable:
+    """``--mode``, ``--stride``, ``--banks`` of the instrumentation pass (``instrument`` and ``profile``)."""
+    from ptxstatic.counts.instrumentation.counter_map import MODES
+
+    command = click.option("--banks", default=16, show_default=True, help="Counter banks (a power of two).")(command)
+    command = click.option("--stride", default=1, show_default=True,
+                           help="Sample mode: only CTAs whose linear id is a multiple of this count.")(command)
+    return click.option("--mode", type=click.Choice(MODES), default="all", show_default=True,
+                        help="all CTAs; a sample of CTAs (extrapolated to the grid); or one warp of CTA 0.")(command)
+
+
 def launch_options(*, required: bool, runs_kernels: bool = False) -> Callable[[Callable], Callable]:
     """``--grid X[,Y,Z] --block X[,Y,Z] --shared BYTES --param NAME=VALUE`` (``--arg`` is the same option) and
     ``--launch GRID/BLOCK|JSON|FILE.json``, given to the command as one ``launch`` argument.

@@ -8,6 +8,7 @@ import json
 import click
 
 from ptxstatic.cli import options
+from ptxstatic.launch import Launch
 
 
 @click.command()
@@ -24,7 +25,7 @@ from ptxstatic.cli import options
               help="Energy used for decisions: the energy head, predicted time × power, or what the model card chose.")
 @options.output_format("text", "json")
 @options.nvcc_flags
-def predict(file: str, gpu: str | None, model_path: str | None, kernel: str | None, launch,
+def predict(file: str, gpu: str | None, model_path: str | None, kernel: str | None, launch: Launch | None,
             max_slowdown: str | None, energy_from: str, fmt: str, nvcc_flags: str) -> None:
     """Predict how each kernel of FILE scales with the GPU's memory and core clocks (DVFS model), and its
     absolute time and power at the reference clocks (extra-trees forests, where the GPU has them).

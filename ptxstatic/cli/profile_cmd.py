@@ -7,18 +7,18 @@ import json
 import click
 
 from ptxstatic.cli import options
-from ptxstatic.cli.instrument_cmd import instrument_options
+from ptxstatic.launch import Launch
 
 
 @click.command()
 @click.argument("source", metavar="MODULE")
 @click.option("--kernel", "-k", required=True, metavar="NAME", help="The kernel (.entry) to launch.")
 @options.launch_options(required=True, runs_kernels=True)
-@instrument_options
+@options.instrument_options
 @click.option("-o", "--output", metavar="OUT.json", help="Write the JSON here instead of stdout.")
 @click.option("--cpu", metavar="SM", help="LLVM IR input: target CPU for lowering.")
 @options.nvcc_flags
-def profile(source: str, kernel: str, launch, mode: str, stride: int, banks: int, output: str | None,
+def profile(source: str, kernel: str, launch: Launch, mode: str, stride: int, banks: int, output: str | None,
             cpu: str | None, nvcc_flags: str) -> None:
     """Count basic-block executions of one launch of a kernel of MODULE (.ptx, .cu, or NVPTX LLVM IR .ll).
 

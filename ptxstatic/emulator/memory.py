@@ -68,32 +68,6 @@ def _align(offset: int, decl: VarDecl) -> int:
     return -(-offset // a) * a
 
 
-def buffer_values(buf: Buffer) -> np.ndarray:
-    """The initial contents of a buffer argument, typed by its element type (``bf16`` as float32).
-
-    ``random`` gives floats uniform in [0, 1) and integers uniform in [0, count) (valid indices into the
-    buffer itself), from ``numpy.random.default_rng(seed)``.
-    """
-    dtype = np.dtype(np.float32) if buf.dtype == "bf16" else np_type(buf.dtype)
-    n = buf.count
-    if buf.fill == "zeros":
-        v = np.zeros(n)
-    elif buf.fill == "ones":
-        v = np.ones(n)
-    elif buf.fill == "iota":
-        v = np.arange(n)
-    elif buf.fill == "const":
-        v = np.full(n, buf.value)
-    elif buf.fill == "random":
-        rng = np.random.default_rng(buf.seed)
-        v = rng.random(n) if dtype.kind == "f" else rng.integers(0, max(1, n), n)
-    else:
-        raise EmulationError(f"unknown buffer fill {buf.fill!r}")
-    if dtype.kind in "iu":
-        return np.asarray(v, dtype=np.int64).astype(dtype)
-    return np.asarray(v).astype(dtype)
-
-
 class Device:
     """Global memory, module symbols and shared-memory layout for one launch of one kernel."""
 
@@ -190,7 +164,7 @@ class Device:
             self.write_bytes(sym.address, data)
         for name, (address, buf) in self.buffers.items():
             given = inputs.get(name, inputs.get(str(params.index(name))))
-            raw = buffer_values(buf) if given is None else _given(name, buf, given)
+            raw = buf.values(host_type(buf)) if given is None else _given(name, buf, given)
             if buf.dtype == "bf16":
                 raw = f32_to_bf16(raw)
             self.write_bytes(address, raw.view(np.uint8).reshape(-1))
@@ -254,12 +228,17 @@ class Device:
         return self.memory[off: off + count * dtype.itemsize].view(dtype).copy()
 
 
+def host_type(buf: Buffer) -> np.dtype:
+    """The dtype a buffer's values are given in: its element type's (float32 for bf16, rounded when written)."""
+    return np.dtype(np.float32) if buf.dtype == "bf16" else np_type(buf.dtype)
+
+
 def _given(name: str, buf: Buffer, data: np.ndarray) -> np.ndarray:
     """Caller-supplied initial contents of a buffer, in its element type."""
     values = np.asarray(data).reshape(-1)
     if len(values) > buf.count:
         raise EmulationError(f"{len(values)} values given for buffer {name} of {buf.count} elements")
-    out = np.zeros(buf.count, dtype=np.float32 if buf.dtype == "bf16" else np_type(buf.dtype))
+    out = np.zeros(buf.count, dtype=host_type(buf))
     out[: len(values)] = values
     return out
 

@@ -16,14 +16,7 @@ import numpy as np
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.launch import Buffer, Launch
 from ptxstatic.ptx import ast as A
-
-#: PTX scalar types as numpy dtypes (bf16 kept as raw 16-bit words)
-NUMPY = {
-    "u8": np.uint8, "s8": np.int8, "b8": np.uint8, "u16": np.uint16, "s16": np.int16, "b16": np.uint16,
-    "u32": np.uint32, "s32": np.int32, "b32": np.uint32, "u64": np.uint64, "s64": np.int64, "b64": np.uint64,
-    "f16": np.float16, "bf16": np.uint16, "f32": np.float32, "f64": np.float64,
-}
-
+from ptxstatic.ptx.dtypes import NP, f32_to_bf16
 
 
 class DeviceMemory(Protocol):
@@ -37,25 +30,14 @@ class DeviceMemory(Protocol):
 
 
 def host_fill(buf: Buffer) -> np.ndarray:
-    """A buffer's initial contents, as the emulator makes them: zeros, ones, iota, const, or random (seeded
-    ``default_rng``: floats uniform in [0, 1), integers uniform in [0, count)); bf16 as 16-bit words."""
-    dtype = NUMPY.get(buf.dtype)
-    if dtype is None:
-        raise PtxstaticError(f"buffer type {buf.dtype!r} is not supported; one of {', '.join(NUMPY)}")
-    n = buf.count
-    floating = buf.dtype == "bf16" or np.issubdtype(dtype, np.floating)
-    if buf.fill == "random":
-        rng = np.random.default_rng(buf.seed)
-        values = rng.random(n) if floating else rng.integers(0, max(1, n), n)
-    else:
-        values = {"zeros": np.zeros(n), "ones": np.ones(n), "iota": np.arange(n),
-                  "const": np.full(n, buf.value)}[buf.fill]
-    if buf.dtype == "bf16":  # round to nearest even on the upper half of the float32 bits
-        bits = values.astype(np.float32).view(np.uint32).astype(np.uint64)
-        return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
-    if not floating:
-        return values.astype(np.int64).astype(dtype)
-    return values.astype(dtype)
+    """A buffer's initial contents (:meth:`~ptxstatic.launch.Buffer.values`), as the emulator makes them;
+    bf16 as 16-bit words rounded to nearest even."""
+    if buf.dtype == "bf16":
+        return f32_to_bf16(buf.values(np.float32))
+    dtype = NP.get(buf.dtype)
+    if dtype is None or buf.dtype == "pred":
+        raise PtxstaticError(f"buffer type {buf.dtype!r} is not supported; one of {', '.join(sorted(NP))}")
+    return buf.values(dtype)
 
 
 def _param_size(p: A.VarDecl) -> int:
@@ -105,7 +87,7 @@ class KernelArgs:
                 self.outputs.append(name)
             self.buffers[name] = (ptr, data)
             return np.uint64(ptr).tobytes()
-        dtype = NUMPY.get(p.dtype)
+        dtype = NP.get(p.dtype)
         if dtype is None or p.names[0].dims:
             raise PtxstaticError(f"parameter {name} (.{p.dtype}{'[]' if p.names[0].dims else ''}) takes no "
                                  "scalar value; aggregates are not supported")
