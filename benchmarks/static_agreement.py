@@ -1,7 +1,7 @@
 """How often static block-count estimates equal executed counts, and whether the others are flagged.
 
 For every kernel of the PTX corpus the reference counts come from the functional emulator
-(``ptxstatic.emulator.simt``) and, with ``--gpu`` on a machine with a GPU, from instrumented runs
+(``ptxstatic.emulator``) and, with ``--gpu`` on a machine with a GPU, from instrumented runs
 (``ptxstatic.counts.measured``). Each kernel gets a synthetic launch (2 CTAs of 96 threads, fewer when
 ``.maxntid``/``.reqntid`` says so; 32-bit integer arguments 40, floats 1.5, other scalars 0; every 64-bit
 parameter a buffer of 2**18 32-bit words) and is emulated under several buffer fills (zeros, iota, two
@@ -89,9 +89,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-v", "--verbose", action="store_true", help="print every kernel's outcome")
     opts = ap.parse_args(argv)
     try:
-        import ptxstatic.emulator.simt  # noqa: F401
+        import ptxstatic.emulator  # noqa: F401
     except ImportError:
-        print("the emulator (ptxstatic.emulator.simt) is not available: nothing to compare with")
+        print("the emulator (ptxstatic.emulator) is not available: nothing to compare with")
         return 1
     files = ptx_files(opts.paths)
     outcomes: list[Outcome] = []

@@ -265,7 +265,7 @@ class FakeBoard:
 
 
 def worker_gpu(index: int = 0) -> FakeGpu:
-    """A fake GPU for :class:`ptxstatic.gpu.worker.WorkerGpu` (``factory=...device_fake:worker_gpu``)."""
+    """A fake GPU for :class:`ptxstatic.gpu.worker.WorkerGpu` (``factory="ptxstatic.gpu.fake:worker_gpu"``)."""
     return FakeGpu(FakeState.load())
 
 

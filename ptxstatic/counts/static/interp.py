@@ -172,7 +172,7 @@ class FunctionPlan:
     cfg: BlockGraph
     ops: list[list[Op]]
     terminators: list[Terminator]
-    loop_facts: dict[int, object] = field(default_factory=dict)  # header -> static_loops.LoopFacts | None
+    loop_facts: dict[int, object] = field(default_factory=dict)  # header -> loops.LoopFacts | None
 
     @cached_property
     def def_use(self) -> DefUse:
