@@ -6,7 +6,7 @@ whether a branch can diverge within a warp (``%tid``, ``%laneid``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 from ptxstatic.analysis.cfg import BlockGraph
 from ptxstatic.analysis.defuse import DefUse
@@ -19,15 +19,17 @@ def reads_special(ins: Instruction, prefixes: tuple[str, ...]) -> bool:
     return any(r.startswith(prefixes) for r in defs_uses(ins)[1])
 
 
-def dependent_instructions(fn: Function, du: DefUse, prefixes: tuple[str, ...]) -> set[int]:
-    """Indexes of instructions that read one of the special registers or a value derived from one."""
+def dependent_instructions(fn: Function, du: DefUse, prefixes: tuple[str, ...], seeds: Iterable[int] = (),
+                           stops: Collection[int] = ()) -> set[int]:
+    """Indexes of instructions that read one of the special registers or a value derived from one (or from
+    one of the instructions ``seeds``); the instructions ``stops`` give results that depend on neither."""
     chains = du.chains()
-    seeds = [i for i, ins in enumerate(fn.instructions) if reads_special(ins, prefixes)]
-    out = set(seeds)
-    work = list(seeds)
+    start = {i for i, ins in enumerate(fn.instructions) if reads_special(ins, prefixes)} | set(seeds)
+    out = set(start)
+    work = list(start)
     while work:
         for user in chains.get(work.pop(), ()):
-            if user not in out:
+            if user not in out and user not in stops:
                 out.add(user)
                 work.append(user)
     return out

@@ -28,7 +28,11 @@ def debug_strings(module: A.Module) -> dict[str, str]:
 
 
 def attach_source_locations(module: A.Module) -> None:
-    """Set ``Instruction.loc`` from the ``.loc`` directive in force before each instruction."""
+    """Set ``Instruction.loc`` from the ``.loc`` directive in force before each instruction.
+
+    An ``inlined_at`` position that an earlier ``.loc`` of the function named is that location, with its
+    own ``inlined_at``: so nested inlining gives the whole chain of call sites.
+    """
     files = {i: f.path for i, f in module.files.items()}
     names: dict[str, str] | None = None
     cache: dict[tuple, A.SourceLoc | None] = {}
@@ -36,25 +40,31 @@ def attach_source_locations(module: A.Module) -> None:
         if fn.body is None:
             continue
         current: A.SourceLoc | None = None
+        seen: dict[tuple[int, int, int], A.SourceLoc] = {}  # (file, line, column) -> its latest location
         for s in fn.statements:
             if isinstance(s, A.Instruction):
                 s.loc = current
             elif isinstance(s, A.LocDirective):
-                key = (s.file, s.line, s.column, s.function_name, s.inlined_at)
+                caller = seen.get(s.inlined_at) if s.inlined_at is not None else None
+                key = (s.file, s.line, s.column, s.function_name, s.inlined_at, id(caller))
                 if key not in cache:
                     if s.function_name and names is None:
                         names = debug_strings(module)
-                    cache[key] = _loc(s, files, names or {})
+                    cache[key] = _loc(s, files, names or {}, caller)
                 current = cache[key]
+                if current is not None:
+                    seen[(s.file, s.line, s.column)] = current
 
 
-def _loc(d: A.LocDirective, files: dict[int, str], names: dict[str, str]) -> A.SourceLoc | None:
+def _loc(d: A.LocDirective, files: dict[int, str], names: dict[str, str],
+         caller: A.SourceLoc | None = None) -> A.SourceLoc | None:
     if d.line == 0:
         return None
-    caller = None
-    if d.inlined_at is not None:
+    if d.inlined_at is not None and caller is None:
         f, line, col = d.inlined_at
         caller = A.SourceLoc(files.get(f, f"<file {f}>"), line, col)
+    elif d.inlined_at is None:
+        caller = None
     return A.SourceLoc(
         files.get(d.file, f"<file {d.file}>"), d.line, d.column, caller, names.get(d.function_name, d.function_name)
     )

@@ -1,0 +1,1 @@
+"""The rules: every module here is imported by :func:`ptxstatic.rules.registry.all_rules`."""

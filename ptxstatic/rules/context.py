@@ -1,0 +1,169 @@
+"""What a rule sees: the module, the configuration, one function, and its analyses computed once, on demand.
+
+:class:`ModuleContext` holds what all functions of a module share (call graph, demangled names, memoised
+module-wide facts); :class:`RuleContext` the analyses of one function: basic-block graph, def-use chains,
+control dependence, thread-dependence and ``%tid.x`` strides, each built the first time a rule asks for it.
+Rules make their findings with :meth:`RuleContext.finding`, which fills in the kernel, the PTX and ``.cu``
+positions and the inlined-at chain from the instruction.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import networkx as nx
+
+from ptxstatic.analysis.cfg import BlockGraph, build_cfg, call_graph
+from ptxstatic.analysis.control_dependence import ControlDependence
+from ptxstatic.analysis.defuse import DefUse, def_use
+from ptxstatic.analysis.uniformity import ThreadDependence, call_summaries, thread_dependence
+from ptxstatic.config import Config
+from ptxstatic.findings import Finding, Location, Note, Severity
+from ptxstatic.ptx import printer
+from ptxstatic.ptx.ast import Function, Instruction, Module, SourceLoc
+from ptxstatic.rules.registry import Rule
+
+if TYPE_CHECKING:
+    from ptxstatic.features.divergence import StrideAnalysis
+
+T = TypeVar("T")
+
+
+class ModuleContext:
+    """One parsed PTX module under one configuration.
+
+    ``ptx_path`` is the PTX file as it should be shown; relative ``.file`` paths are taken relative to
+    ``source_root`` (the directory nvcc ran in) when it is given.
+    """
+
+    def __init__(self, module: Module, config: Config, ptx_path: str | None = None,
+                 source_root: str | Path | None = None) -> None:
+        self.module = module
+        self.config = config
+        self.ptx_path = ptx_path or module.filename
+        self.source_root = Path(source_root) if source_root is not None else None
+        self._memo: dict[str, Any] = {}
+
+    def memo(self, key: str, compute: Callable[[], T]) -> T:
+        """A module-wide fact computed once (``key`` should start with the rule's code)."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
+
+    @cached_property
+    def call_graph(self) -> nx.MultiDiGraph:
+        return call_graph(self.module.functions)
+
+    @cached_property
+    def defined(self) -> dict[str, Function]:
+        """Functions with a body, by PTX name."""
+        return {f.name: f for f in self.module.functions if f.body is not None}
+
+    @cached_property
+    def call_summaries(self) -> dict[str, str]:
+        """How each function's result depends on the thread (:func:`.uniformity.call_summaries`)."""
+        return call_summaries(self.module)
+
+    @cached_property
+    def has_line_info(self) -> bool:
+        return bool(self.module.files)
+
+    def source_file(self, path: str) -> str:
+        """A ``.file`` path as a path to open: relative ones under ``source_root``."""
+        if self.source_root is not None and not os.path.isabs(path):
+            return str(self.source_root / path)
+        return path
+
+
+class RuleContext:
+    """One function of a module, with its analyses built on first use and shared by all rules."""
+
+    def __init__(self, module: ModuleContext, function: Function) -> None:
+        self.mc = module
+        self.function = function
+        self.rule: Rule | None = None  # the rule now running; set by the engine
+
+    @property
+    def module(self) -> Module:
+        return self.mc.module
+
+    @property
+    def config(self) -> Config:
+        return self.mc.config
+
+    @property
+    def instructions(self) -> list[Instruction]:
+        return self.function.instructions
+
+    @cached_property
+    def cfg(self) -> BlockGraph:
+        return build_cfg(self.function)
+
+    @cached_property
+    def du(self) -> DefUse:
+        return def_use(self.cfg)
+
+    @cached_property
+    def cd(self) -> ControlDependence:
+        return ControlDependence(self.cfg)
+
+    @cached_property
+    def thread_dependence(self) -> ThreadDependence:
+        return thread_dependence(self.cfg, self.du, self.cd, self.mc.call_summaries)
+
+    @cached_property
+    def strides(self) -> StrideAnalysis:
+        """The ``%tid.x`` coefficient of every register definition (features.divergence)."""
+        from ptxstatic.features.divergence import StrideAnalysis
+
+        return StrideAnalysis(self.function, self.du)
+
+    def option(self, name: str) -> Any:
+        """The current rule's option ``name`` from the configuration, else its default."""
+        assert self.rule is not None
+        return self.rule.option(self.config.rule_options(self.rule.code), name)
+
+    # ------------------------------------------------------------------------------------- making findings
+
+    def ptx_location(self, index: int) -> Location:
+        ins = self.instructions[index]
+        return Location(self.mc.ptx_path, ins.line, ins.column)
+
+    def source_location(self, index: int) -> tuple[Location | None, tuple[Location, ...]]:
+        """The instruction's innermost ``.cu`` position and the call sites it was inlined through."""
+        loc = self.instructions[index].loc
+        if loc is None:
+            return None, ()
+        chain: list[Location] = []
+        caller: SourceLoc | None = loc.inlined_at
+        while caller is not None and len(chain) < 64:
+            chain.append(self._location(caller))
+            caller = caller.inlined_at
+        return self._location(loc), tuple(chain)
+
+    def _location(self, loc: SourceLoc) -> Location:
+        return Location(self.mc.source_file(loc.file), loc.line, loc.column)
+
+    def note(self, index: int, message: str) -> Note:
+        """A note at instruction ``index`` (its ``.cu`` position when known, else its PTX one)."""
+        source, _ = self.source_location(index)
+        return Note(message, source or self.ptx_location(index))
+
+    def finding(self, index: int, message: str, *, notes: Iterable[Note] = (),
+                properties: dict[str, Any] | None = None, severity: Severity | None = None) -> Finding:
+        """A finding of the current rule at instruction ``index`` of this function."""
+        assert self.rule is not None, "finding() is for rules run by the engine"
+        configured = self.config.rule_options(self.rule.code).get("severity")
+        sev = severity if severity is not None else self.rule.severity
+        if configured is not None:
+            sev = Severity.parse(configured)
+        source, chain = self.source_location(index)
+        return Finding(
+            code=self.rule.code, severity=sev, message=message, kernel=self.function.name,
+            ptx=self.ptx_location(index), source=source, inlined_at=chain, notes=tuple(notes),
+            context=printer.instruction(self.instructions[index]), properties=dict(properties or {}),
+        )

@@ -1,0 +1,117 @@
+"""Running the rules on a module: selection, per-file ignores, suppression comments, deterministic order.
+
+:func:`lint_module` is the one entry point that ``check``, the nvcc hook and the language server share.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from ptxstatic.config import Config
+from ptxstatic.errors import PtxstaticError
+from ptxstatic.findings import Finding, Note, Severity
+from ptxstatic.ptx.ast import Module
+from ptxstatic.rules.context import ModuleContext, RuleContext
+from ptxstatic.rules.registry import Rule, all_rules
+from ptxstatic.rules.suppression import SourceLines, is_suppressed
+from ptxstatic.toolchain.demangle import demangle
+
+LINE_INFO_HINT = "the PTX has no line information: add -lineinfo (or -G) to nvcc's flags to see .cu lines"
+
+
+def check_config(config: Config, rules: Sequence[Rule] | None = None) -> None:
+    """Raise :class:`~ptxstatic.config.ConfigError` for rule codes, rule options or a GPU the configuration
+    names but that do not exist."""
+    from ptxstatic.features.occupancy import gpu
+
+    known = {r.code: r for r in (rules if rules is not None else all_rules())}
+    for key, codes in (("select", config.select), ("ignore", config.ignore),
+                       *((("per-file-ignores", p), c) for p, c in config.per_file_ignores)):
+        keys = key if isinstance(key, tuple) else (key,)
+        for code in codes:
+            if len(code) == 5 and code not in known:
+                raise config.error(f"unknown rule code '{code}' in {keys[0]}", *keys)
+    for code, options in config.rules.items():
+        rule = known.get(code)
+        if rule is None:
+            raise config.error(f"unknown rule code '{code}' under rules", "rules", code)
+        for name, value in options.items():
+            _check_option(config, rule, name, value)
+    if config.gpu is not None:
+        try:
+            gpu(config.gpu)
+        except PtxstaticError as exc:
+            raise config.error(f"gpu: {exc}", "gpu") from None
+
+
+def _check_option(config: Config, rule: Rule, name: str, value: object) -> None:
+    keys = ("rules", rule.code, name)
+    if name == "severity":
+        try:
+            Severity.parse(str(value))
+        except PtxstaticError as exc:
+            raise config.error(f"{rule.code} severity: {exc}", *keys) from None
+        return
+    option = rule.options.get(name)
+    if option is None:
+        known = ", ".join(["severity", *rule.options])
+        raise config.error(f"unknown option '{name}' for {rule.code} ({rule.name}); known: {known}", *keys)
+    want = type(option.default)
+    ok = isinstance(value, want) and not (want is not bool and isinstance(value, bool))
+    if want is float and isinstance(value, int) and not isinstance(value, bool):
+        ok = True
+    if not ok:
+        raise config.error(f"{rule.code} {name} must be a {want.__name__}, not {type(value).__name__}", *keys)
+
+
+def lint_module(module: Module, config: Config, *, ptx_path: str | None = None,
+                source_root: str | Path | None = None, rules: Sequence[Rule] | None = None,
+                on_failure: Callable[[str], None] | None = None) -> list[Finding]:
+    """Run the selected rules on every function with a body and return the findings that survive
+    ``per-file-ignores`` and suppression comments, sorted by location.
+
+    ``ptx_path`` is how the PTX file is shown (default: ``module.filename``); relative ``.file`` paths are
+    resolved under ``source_root``. A rule that raises on a function is reported through ``on_failure`` (one
+    line) and the other rules still run; without ``on_failure`` the exception propagates.
+    """
+    selected = [r for r in (rules if rules is not None else all_rules()) if config.is_selected(r.code)]
+    mc = ModuleContext(module, config, ptx_path, source_root)
+    found: list[Finding] = []
+    for fn in module.functions:
+        if fn.body is None:
+            continue
+        ctx = RuleContext(mc, fn)
+        for rule in selected:
+            ctx.rule = rule
+            try:
+                found.extend(rule.check(ctx))
+            except Exception as exc:  # one crashing analysis must not lose the other rules' findings
+                if on_failure is None:
+                    raise
+                on_failure(f"{rule.code} ({rule.name}) failed on {fn.name}: {type(exc).__name__}: {exc}")
+    sources = SourceLines()
+    kept = [f for f in found if not config.ignored_in(f.code, f.location.file) and not is_suppressed(f, sources)]
+    return _finish(kept, mc, sources)
+
+
+def _finish(findings: list[Finding], mc: ModuleContext, sources: SourceLines) -> list[Finding]:
+    """Display names, the source line as context, the line-information hint, occurrences, and order."""
+    names = demangle(f.kernel for f in findings) if findings else {}
+    done = []
+    for f in findings:
+        context = sources.line(f.source) if f.source is not None else None
+        notes = f.notes if mc.has_line_info else (*f.notes, Note(LINE_INFO_HINT))
+        done.append(dataclasses.replace(f, display_name=names.get(f.kernel, f.kernel), notes=notes,
+                                        context=(context or f.context).strip()))
+    done.sort(key=Finding.sort_key)
+    root = mc.config.root
+    seen: Counter[str] = Counter()
+    out = []
+    for f in done:
+        base = f.fingerprint(root)
+        out.append(dataclasses.replace(f, occurrence=seen[base]) if seen[base] else f)
+        seen[base] += 1
+    return out
