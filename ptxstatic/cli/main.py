@@ -21,6 +21,7 @@ COMMANDS: dict[str, str] = {
     "train": "ptxstatic.cli.train_cmd:train",
     "evaluate": "ptxstatic.cli.evaluate_cmd:evaluate",
     "predict": "ptxstatic.cli.predict_cmd:predict",
+    "nvcc": "ptxstatic.cli.nvcc_cmd:nvcc",
 }
 
 

@@ -23,6 +23,7 @@ from typing import Any
 
 from ptxstatic.limits import SHAPE_CACHE_DISK_ENTRIES
 from ptxstatic.ptx.grammar import grammar_path
+from ptxstatic.user_cache import cache_root
 
 
 @cache
@@ -35,11 +36,8 @@ def fingerprint() -> str:
 
 
 def cache_file() -> Path | None:
-    if os.environ.get("PTXSTATIC_NO_CACHE"):
-        return None
-    base = os.environ.get("PTXSTATIC_CACHE_DIR")
-    root = Path(base) if base else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ptxstatic"
-    return root / f"shapes-{fingerprint()}.jsonl"
+    root = cache_root()
+    return None if root is None else root / f"shapes-{fingerprint()}.jsonl"
 
 
 def shape_key(rule: str, text_shape: str, sig: str) -> str:

@@ -26,6 +26,7 @@ from ptxstatic.findings import Finding, Location, Note, Severity
 from ptxstatic.ptx import printer
 from ptxstatic.ptx.ast import Function, Instruction, Module, SourceLoc
 from ptxstatic.rules.registry import Rule
+from ptxstatic.toolchain.demangle import demangle
 
 if TYPE_CHECKING:
     from ptxstatic.features.divergence import StrideAnalysis
@@ -67,6 +68,12 @@ class ModuleContext:
     def call_summaries(self) -> dict[str, str]:
         """How each function's result depends on the thread (:func:`.uniformity.call_summaries`)."""
         return call_summaries(self.module)
+
+    def demangled(self, name: str) -> str:
+        """A function's C++ name (``publish(float*, float)``), the PTX name where it is not mangled."""
+        if "demangled" not in self._memo:
+            self._memo["demangled"] = demangle(f.name for f in self.module.functions)
+        return self._memo["demangled"].get(name, name)
 
     @cached_property
     def has_line_info(self) -> bool:

@@ -103,10 +103,11 @@ def _finish(findings: list[Finding], mc: ModuleContext, sources: SourceLines) ->
     done = []
     for f in findings:
         context = sources.line(f.source) if f.source is not None else None
-        notes = f.notes if mc.has_line_info else (*f.notes, Note(LINE_INFO_HINT))
-        done.append(dataclasses.replace(f, display_name=names.get(f.kernel, f.kernel), notes=notes,
+        done.append(dataclasses.replace(f, display_name=names.get(f.kernel, f.kernel),
                                         context=(context or f.context).strip()))
     done.sort(key=Finding.sort_key)
+    if done and not mc.has_line_info:  # said once, on the first finding
+        done[0] = dataclasses.replace(done[0], notes=(*done[0].notes, Note(LINE_INFO_HINT)))
     root = mc.config.root
     seen: Counter[str] = Counter()
     out = []

@@ -62,7 +62,7 @@ def barrier_under_divergence(ctx: RuleContext) -> Iterator[Finding]:
 def _finding(ctx: RuleContext, td: ThreadDependence, index: int, callee: str | None,
              controllers: list[int]) -> Finding:
     ins = ctx.instructions[index]
-    what = f"call to `{callee}`, which waits at a CTA barrier," if callee else f"`{ins.opcode}`"
+    what = f"call to `{ctx.mc.demangled(callee)}`, which waits at a CTA barrier," if callee else f"`{ins.opcode}`"
     block = td.block_of[index]
     in_loop = [x for x in controllers if any(block in lp.body and x in lp.body and any(u == x for u, _ in lp.exits)
                                              for lp in ctx.cfg.loops)]

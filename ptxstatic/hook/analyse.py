@@ -1,0 +1,179 @@
+"""The hook's analysis side: runs in a thread beside nvcc, from imports to diagnostics.
+
+It imports the parser and the rule engine and reads the configuration while nvcc compiles, analyses the
+PTX of the highest virtual architecture as soon as nvcc has written it, and keeps the diagnostics until
+nvcc has finished. Every problem of its own becomes one line ``ptxstatic: note: ...`` (an error with
+``--strict``); nothing here can change nvcc's result.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import queue
+import re
+import shutil
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ptxstatic.hook.capture import Captured
+from ptxstatic.hook.command_line import NvccCommand, arch_key
+
+KEPT_PTX_FILES = 256  # PTX files kept for findings without line information (the oldest go first)
+
+
+@dataclass
+class Outcome:
+    """What the analysis has to say once nvcc is done."""
+
+    text: str = ""  # diagnostics, then notes, ready for stderr
+    findings_at_fail_level: int = 0
+    failures: list[str] = field(default_factory=list)  # analysis problems (each also in ``text``)
+
+
+class Analysis(threading.Thread):
+    """Analyses the PTX files handed to :meth:`offer`; :meth:`nvcc_finished` closes the intake."""
+
+    def __init__(self, cmd: NvccCommand, cwd: str, strict: bool) -> None:
+        super().__init__(name="ptxstatic-analysis", daemon=True)
+        self.cmd, self.cwd, self.strict = cmd, cwd, strict
+        self.outcome = Outcome()
+        self._queue: queue.Queue[Captured | int] = queue.Queue()
+        self._done: set[str] = set()  # stems analysed
+        self._complete: list[Captured] = []
+        self._lines: list[str] = []
+        self._config = None
+
+    def offer(self, captured: Captured) -> None:
+        self._queue.put(captured)
+
+    def nvcc_finished(self, status: int) -> None:
+        self._queue.put(status)
+
+    def run(self) -> None:
+        try:
+            self._prepare()
+        except Exception as exc:  # the analysis must never break the build
+            self._fail(f"could not start the analysis: {type(exc).__name__}: {exc}")
+            self._config = None
+        while True:
+            item = self._queue.get()
+            if isinstance(item, int):
+                if item == 0 and self._config is not None:
+                    self._analyse_rest()
+                break
+            self._complete.append(item)
+            if self._config is not None and item.stem not in self._done and self._is_best(item):
+                self._analyse(item)
+        if item != 0:
+            self._lines = []  # nvcc failed: its own messages are what matters
+        self.outcome.text = "".join(line + "\n" for line in self._lines)
+
+    # ------------------------------------------------------------------------------------------------
+
+    def _prepare(self) -> None:
+        """Imports and configuration, while nvcc runs."""
+        from ptxstatic.config import ConfigError, config_for
+        from ptxstatic.ptx import parser  # noqa: F401 - imported now, used when the PTX is ready
+        from ptxstatic.rules.engine import check_config, lint_module  # noqa: F401
+
+        first = os.path.join(self.cwd, self.cmd.inputs[0]) if self.cmd.inputs else self.cwd
+        try:
+            config = config_for(first)
+            check_config(config)
+        except ConfigError as exc:
+            if self.strict:
+                self._lines.append(str(exc))
+                self.outcome.failures.append(str(exc))
+            else:
+                self._lines.append(f"ptxstatic: note: {exc}; PTX not analysed")
+            return
+        self._config = config
+
+    def _is_best(self, captured: Captured) -> bool:
+        """Whether ``captured`` is the PTX of the command's highest virtual architecture."""
+        best = self.cmd.best_arch
+        return best is not None and _target(captured.path) == "sm_" + best.split("_", 1)[1]
+
+    def _analyse_rest(self) -> None:
+        """After nvcc: each source not yet analysed, from its highest architecture's PTX."""
+        best: dict[str, Captured] = {}
+        for c in self._complete:
+            if c.stem not in self._done and c.path.exists():
+                old = best.get(c.stem)
+                if old is None or arch_key(_target(c.path) or "") > arch_key(_target(old.path) or ""):
+                    best[c.stem] = c
+        for c in best.values():
+            self._analyse(c)
+        if not self._done:
+            self._lines.append("ptxstatic: note: nvcc wrote no PTX that the hook could find; nothing analysed")
+
+    def _analyse(self, captured: Captured) -> None:
+        from ptxstatic.errors import PtxstaticError
+        from ptxstatic.findings import Severity
+        from ptxstatic.ptx.parser import parse_file
+        from ptxstatic.report.diagnostics import format_findings
+        from ptxstatic.rules.engine import lint_module
+
+        self._done.add(captured.stem)
+        source = next((i for i in self.cmd.inputs if Path(i).stem == captured.stem), captured.stem)
+        try:
+            module = parse_file(captured.path)
+            shown = str(captured.path)
+            if not module.files:  # findings will point into the PTX: keep it where the user can open it
+                shown = str(_keep(captured.path, captured.stem))
+            findings = lint_module(module, self._config, ptx_path=shown, source_root=self.cwd,
+                                   on_failure=lambda msg: self._fail(f"{source}: {msg}"))
+        except PtxstaticError as exc:
+            self._fail(f"could not analyse the PTX of {source}: {str(exc).splitlines()[0]}")
+            return
+        except Exception as exc:  # noqa: BLE001 - an internal error must not break the build
+            self._fail(f"could not analyse the PTX of {source}: internal error {type(exc).__name__}: {exc}")
+            return
+        text = format_findings(findings, self.cwd)
+        if text:
+            self._lines.append(text.rstrip("\n"))
+        fail_on = self._config.fail_on if self._config is not None else Severity.WARNING
+        self.outcome.findings_at_fail_level += sum(f.severity >= fail_on for f in findings)
+
+    def _fail(self, message: str) -> None:
+        self.outcome.failures.append(message)
+        kind = "error" if self.strict else "note"
+        self._lines.append(f"ptxstatic: {kind}: {message}" + ("" if self.strict else " (the build is not affected)"))
+
+
+def _target(path: Path) -> str | None:
+    """The ``.target`` architecture of a PTX file (``sm_90a``), read from its first lines."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for _ in range(64):
+                m = re.match(r"\s*\.target\s+(\w+)", f.readline())
+                if m:
+                    return m.group(1)
+    except OSError:
+        pass
+    return None
+
+
+def _keep(ptx: Path, stem: str) -> Path:
+    """A lasting copy of a captured PTX file, named by its content, in the user cache (or temp) directory."""
+    from ptxstatic.user_cache import cache_root
+
+    data = ptx.read_bytes()
+    root = cache_root() or Path(tempfile.gettempdir()) / f"ptxstatic-{os.getuid()}"
+    folder = root / "ptx"
+    target = folder / f"{stem}-{hashlib.sha256(data).hexdigest()[:12]}.ptx"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        if not target.exists():
+            tmp = folder / f".{target.name}.{os.getpid()}.tmp"
+            shutil.copyfile(ptx, tmp)
+            os.replace(tmp, target)
+        kept = sorted(folder.glob("*.ptx"), key=lambda p: p.stat().st_mtime)
+        for old in kept[:-KEPT_PTX_FILES]:
+            old.unlink(missing_ok=True)
+    except OSError:
+        return ptx
+    return target

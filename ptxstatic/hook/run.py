@@ -1,0 +1,146 @@
+"""Running one compiler command under the hook: nvcc first, the analysis beside it, nvcc's result unchanged.
+
+nvcc inherits the hook's standard input, output and error, so its messages reach the build as they are;
+the diagnostics follow on standard error after nvcc has finished, and the hook exits with nvcc's status (or
+dies of the same signal). Only ``--strict`` can change the status, and only of a step nvcc completed: to 1
+when findings reach the configured ``fail-on`` severity or the analysis failed; the step's output file
+(``-o``) is then removed so that the build tool retries the step next time, as after a compiler error.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from ptxstatic.hook.capture import PtxCapture, nvcc_temp_dir
+from ptxstatic.hook.command_line import NvccCommand, parse_command
+
+
+def disabled() -> bool:
+    """``PTXSTATIC_DISABLE`` set to anything but empty or 0: the hook only runs the command."""
+    return os.environ.get("PTXSTATIC_DISABLE", "") not in ("", "0")
+
+
+def exec_compiler(argv: list[str]) -> None:
+    """Replace this process by the command (the pass-through path); returns only if that fails."""
+    try:
+        os.execvp(argv[0], argv)
+    except OSError as exc:
+        sys.stderr.write(f"ptxstatic-nvcc: error: cannot run {argv[0]}: {exc.strerror or exc}\n")
+        sys.exit(127)
+
+
+def run_hook(argv: list[str], strict: bool = False) -> int:
+    """Run the compiler command ``argv`` (compiler path first) and analyse what it compiles; returns the exit
+    status for the hook process (negative: die of that signal)."""
+    if not argv:
+        sys.stderr.write("ptxstatic-nvcc: error: no compiler command given\n")
+        return 2
+    if disabled():
+        exec_compiler(argv)
+    cwd = os.getcwd()
+    cmd = parse_command(argv, cwd)
+    if not cmd.analysed:
+        exec_compiler(argv)
+    private = Path(tempfile.mkdtemp(prefix="ptxstatic-hook-", dir=nvcc_temp_dir()))
+    try:
+        return _run_with_analysis(cmd, cwd, private, strict)
+    finally:
+        shutil.rmtree(private, ignore_errors=True)
+
+
+def _run_with_analysis(cmd: NvccCommand, cwd: str, private: Path, strict: bool) -> int:
+    from ptxstatic.hook.analyse import Analysis
+
+    capture = PtxCapture(private, cmd.keep_dir, tuple(Path(i).stem for i in cmd.inputs))
+    capture.start()
+    try:
+        proc = subprocess.Popen(cmd.argv)
+    except OSError as exc:
+        capture.close()
+        sys.stderr.write(f"ptxstatic-nvcc: error: cannot run {cmd.argv[0]}: {exc.strerror or exc}\n")
+        return 127
+    capture.root_pid = proc.pid
+    previous = _forward_signals(proc)
+    analysis = Analysis(cmd, cwd, strict)
+    analysis.start()
+    try:
+        status = _wait(proc, capture, analysis)
+    finally:
+        capture.close()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    analysis.nvcc_finished(status)
+    analysis.join()
+    outcome = analysis.outcome
+    if outcome.text:
+        sys.stderr.write(outcome.text)
+        sys.stderr.flush()
+    if strict and status == 0 and (outcome.failures or outcome.findings_at_fail_level):
+        if cmd.output:
+            Path(cwd, cmd.output).unlink(missing_ok=True)
+        return 1
+    return status
+
+
+def _wait(proc: subprocess.Popen, capture: PtxCapture, analysis) -> int:
+    """Service the capture until nvcc exits (woken by the exit itself where pidfd is available)."""
+    pidfd = None
+    if hasattr(os, "pidfd_open"):
+        try:
+            pidfd = os.pidfd_open(proc.pid)
+        except OSError:
+            pidfd = None
+    watch = capture.fileno()
+    try:
+        while proc.poll() is None:
+            if watch is not None:
+                ready, _, _ = select.select([watch] + ([pidfd] if pidfd is not None else []), [], [],
+                                            None if pidfd is not None else 0.02)
+                timeout = 0.0
+            else:
+                timeout = 0.01
+                ready = []
+            if watch is None or watch in ready:
+                for captured in capture.poll(timeout):
+                    analysis.offer(captured)
+        for captured in capture.poll(0.0) + capture.finish():
+            analysis.offer(captured)
+    finally:
+        if pidfd is not None:
+            os.close(pidfd)
+    return proc.returncode
+
+
+def _forward_signals(proc: subprocess.Popen) -> dict[int, object]:
+    """While nvcc runs: ignore Ctrl-C (nvcc gets it from the terminal too), pass SIGTERM and SIGHUP on."""
+    previous: dict[int, object] = {}
+
+    def forward(sig: int, _frame: object) -> None:
+        try:
+            proc.send_signal(sig)
+        except OSError:
+            pass
+
+    for sig, handler in ((signal.SIGINT, signal.SIG_IGN), (signal.SIGTERM, forward), (signal.SIGHUP, forward)):
+        try:
+            previous[sig] = signal.signal(sig, handler)
+        except (ValueError, OSError):  # not the main thread, or not settable here
+            pass
+    return previous
+
+
+def exit_like(status: int) -> None:
+    """Exit with ``status``; a negative status is a signal, which this process then dies of, as nvcc did."""
+    if status < 0:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        signal.signal(-status, signal.SIG_DFL)
+        os.kill(os.getpid(), -status)
+    sys.exit(status)
