@@ -130,7 +130,7 @@ def _has_tool_table(path: Path) -> bool:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return True
-    return re.search(r"^\s*\[\s*tool\s*\.\s*ptxstatic\s*[.\]]|^\s*tool\s*\.\s*ptxstatic\b", text, re.M) is not None
+    return re.search(r"^\s*\[?\s*tool\s*\.\s*ptxstatic\b", text, re.M) is not None
 
 
 def config_for(path: str | Path) -> Config:

@@ -107,7 +107,7 @@ class Analysis(threading.Thread):
                     best[c.stem] = c
         for c in best.values():
             self._analyse(c)
-        if not self._done:
+        if not self._done and not self.cmd.launchers:  # behind ccache, a cache hit runs no nvcc at all
             self._lines.append("ptxstatic: note: nvcc wrote no PTX that the hook could find; nothing analysed")
 
     def _analyse(self, captured: Captured) -> None:
@@ -129,7 +129,7 @@ class Analysis(threading.Thread):
         except PtxstaticError as exc:
             self._fail(f"could not analyse the PTX of {source}: {str(exc).splitlines()[0]}")
             return
-        except Exception as exc:  # noqa: BLE001 - an internal error must not break the build
+        except Exception as exc:
             self._fail(f"could not analyse the PTX of {source}: internal error {type(exc).__name__}: {exc}")
             return
         text = format_findings(findings, self.cwd)

@@ -13,6 +13,7 @@ the object file.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import select
@@ -135,10 +136,8 @@ class PtxCapture:
             if stem is None:
                 return None
             captured = Captured(name, self.private / f"{len(self.files)}-{name}", stem)
-            try:
+            with contextlib.suppress(OSError):  # another file system, or gone: copied when complete
                 os.link(key, captured.path)
-            except OSError:
-                pass  # another file system, or gone: copied when complete
             self.files[key] = captured
         if closed and not captured.complete:
             if not captured.path.exists():

@@ -21,25 +21,29 @@ from pathlib import Path
 LAUNCHERS = frozenset({"ccache", "sccache", "buildcache", "distcc", "icecc"})
 
 #: options that take a value (``-o FILE``, ``-o=FILE``, ``--output-file FILE``, ``--output-file=FILE``)
-_VALUE_OPTIONS = frozenset("""
--o --output-file -include --pre-include -l --library -D --define-macro -U --undefine-macro -I --include-path
--isystem --system-include -L --library-path -odir --output-directory -ccbin --compiler-bindir -arbin
---archiver-binary -cudart --cudart -cudadevrt --cudadevrt -ldir --libdevice-directory -target-dir
---target-directory -opt-info --optimization-info -O --optimize -dopt --dopt -ftemplate-backtrace-limit
---ftemplate-backtrace-limit -ftemplate-depth --ftemplate-depth -x --x -std --std -m --machine -Xcompiler
---compiler-options -Xlinker --linker-options -Xarchive --archive-options -Xptxas --ptxas-options -Xnvlink
---nvlink-options -Xcudafe --cudafe-options -Xcicc -Xfatbin --fatbin-options -static-global-template-stub
---static-global-template-stub -device-entity-has-hidden-visibility --device-entity-has-hidden-visibility
--t --threads -split-compile --split-compile -split-compile-extended --split-compile-extended
--fdevice-time-trace --fdevice-time-trace -keep-dir --keep-dir -time --time -run-args --run-args -idp
---input-drive-prefix -ddp --dependency-drive-prefix -dp --drive-prefix -MT --dependency-target-name -MF
---dependency-output -arch --gpu-architecture -code --gpu-code -gencode --generate-code -rdc
---relocatable-device-code -e --entries -maxrregcount --maxrregcount -ftz --ftz -prec-div --prec-div
--prec-sqrt --prec-sqrt -fmad --fmad -default-stream --default-stream -diag-error --diag-error -diag-suppress
---diag-suppress -diag-warn --diag-warn -hls --host-linker-script -brief-diag --brief-diagnostics -jtd
---jump-table-density -device-stack-protector --device-stack-protector -frandom-seed --frandom-seed -sanitize
---sanitize -optf --options-file -Werror --Werror
-""".split())
+_VALUE_OPTIONS = frozenset({
+    "-o", "--output-file", "-include", "--pre-include", "-l", "--library", "-D", "--define-macro", "-U",
+    "--undefine-macro", "-I", "--include-path", "-isystem", "--system-include", "-L", "--library-path", "-odir",
+    "--output-directory", "-ccbin", "--compiler-bindir", "-arbin", "--archiver-binary", "-cudart", "--cudart",
+    "-cudadevrt", "--cudadevrt", "-ldir", "--libdevice-directory", "-target-dir", "--target-directory",
+    "-opt-info", "--optimization-info", "-O", "--optimize", "-dopt", "--dopt", "-ftemplate-backtrace-limit",
+    "--ftemplate-backtrace-limit", "-ftemplate-depth", "--ftemplate-depth", "-x", "--x", "-std", "--std", "-m",
+    "--machine", "-Xcompiler", "--compiler-options", "-Xlinker", "--linker-options", "-Xarchive",
+    "--archive-options", "-Xptxas", "--ptxas-options", "-Xnvlink", "--nvlink-options", "-Xcudafe",
+    "--cudafe-options", "-Xcicc", "-Xfatbin", "--fatbin-options", "-static-global-template-stub",
+    "--static-global-template-stub", "-device-entity-has-hidden-visibility",
+    "--device-entity-has-hidden-visibility", "-t", "--threads", "-split-compile", "--split-compile",
+    "-split-compile-extended", "--split-compile-extended", "-fdevice-time-trace", "--fdevice-time-trace",
+    "-keep-dir", "--keep-dir", "-time", "--time", "-run-args", "--run-args", "-idp", "--input-drive-prefix",
+    "-ddp", "--dependency-drive-prefix", "-dp", "--drive-prefix", "-MT", "--dependency-target-name", "-MF",
+    "--dependency-output", "-arch", "--gpu-architecture", "-code", "--gpu-code", "-gencode", "--generate-code",
+    "-rdc", "--relocatable-device-code", "-e", "--entries", "-maxrregcount", "--maxrregcount", "-ftz", "--ftz",
+    "-prec-div", "--prec-div", "-prec-sqrt", "--prec-sqrt", "-fmad", "--fmad", "-default-stream",
+    "--default-stream", "-diag-error", "--diag-error", "-diag-suppress", "--diag-suppress", "-diag-warn",
+    "--diag-warn", "-hls", "--host-linker-script", "-brief-diag", "--brief-diagnostics", "-jtd",
+    "--jump-table-density", "-device-stack-protector", "--device-stack-protector", "-frandom-seed",
+    "--frandom-seed", "-sanitize", "--sanitize", "-optf", "--options-file", "-Werror", "--Werror",
+})
 #: value options that may also be written with the value attached: ``-DNAME``, ``-I/path``, ``-O3``
 _ATTACHED = ("-D", "-U", "-I", "-L", "-l", "-O")
 
@@ -68,6 +72,7 @@ class NvccCommand:
     """What the hook needs to know about one compiler command."""
 
     argv: list[str]  # the command exactly as received, launchers included
+    launchers: list[str] = field(default_factory=list)  # ``ccache`` etc. in front of the compiler
     compiler: str = ""  # the compiler program (``nvcc``, ``/usr/local/cuda/bin/nvcc``)
     args: list[str] = field(default_factory=list)  # its arguments, response files expanded
     inputs: list[str] = field(default_factory=list)  # CUDA source inputs
@@ -100,6 +105,7 @@ def parse_command(argv: list[str], cwd: str | None = None) -> NvccCommand:
     i = 0
     while i < len(argv) and Path(argv[i]).name in LAUNCHERS:
         i += 1
+    cmd.launchers = argv[:i]
     if i >= len(argv):
         cmd.pass_reason = "no compiler in the command"
         return cmd

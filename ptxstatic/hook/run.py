@@ -9,6 +9,7 @@ when findings reach the configured ``fail-on`` severity or the analysis failed; 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
 import shutil
@@ -123,16 +124,12 @@ def _forward_signals(proc: subprocess.Popen) -> dict[int, object]:
     previous: dict[int, object] = {}
 
     def forward(sig: int, _frame: object) -> None:
-        try:
+        with contextlib.suppress(OSError):
             proc.send_signal(sig)
-        except OSError:
-            pass
 
     for sig, handler in ((signal.SIGINT, signal.SIG_IGN), (signal.SIGTERM, forward), (signal.SIGHUP, forward)):
-        try:
+        with contextlib.suppress(ValueError, OSError):  # not the main thread, or not settable here
             previous[sig] = signal.signal(sig, handler)
-        except (ValueError, OSError):  # not the main thread, or not settable here
-            pass
     return previous
 
 

@@ -101,6 +101,15 @@ extern "C" __global__ void ps201_noinline_call(const float* in, float* out)
     out[threadIdx.x] = tile[threadIdx.x];
 }
 
+extern "C" __global__ void ps201_lane_subset_helper(const float* in, float* out)
+{
+    __shared__ float tile[256];
+    float v = in[threadIdx.x];
+    if (threadIdx.x % 32 < 8)
+        v = stage_through_shared(tile, v);  // expect-call: PS201
+    out[threadIdx.x] = v;
+}
+
 // ---------------------------------------------------------------------------------- must not report
 
 extern "C" __global__ void ok_after_reconvergence(const float* in, float* out)
@@ -216,14 +225,5 @@ extern "C" __global__ void ok_helpers_uniform(const float* in, float* out, int n
         v = stage_through_shared(tile, v);
         publish_and_wait(tile, v);
     }
-    out[threadIdx.x] = v;
-}
-
-extern "C" __global__ void stage_under_lane_condition(const float* in, float* out)
-{
-    __shared__ float tile[256];
-    float v = in[threadIdx.x];
-    if (threadIdx.x % 32 < 8)
-        v = stage_through_shared(tile, v);  // expect-call: PS201
     out[threadIdx.x] = v;
 }

@@ -5,7 +5,7 @@
 __device__ __forceinline__ float stage_through_shared(float* tile, float v)
 {
     tile[threadIdx.x] = v;
-    __syncthreads();  // expect: PS201 (only through stage_under_lane_condition)
+    __syncthreads();  // expect: PS201 (through ps201_inlined_helper and ps201_lane_subset_helper)
     return tile[(threadIdx.x + 1) % blockDim.x];
 }
 
