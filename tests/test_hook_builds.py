@@ -168,7 +168,7 @@ def test_compile_error_keeps_nvcc_status_and_text(tmp_path: Path):
     assert plain.returncode != 0
     assert (plain.returncode, plain.stdout, plain.stderr) == (hooked.returncode, hooked.stdout, hooked.stderr)
     assert "undefined_name" in plain.stderr
-    assert not (hdir / "b.o").exists()
+    assert not (pdir / "b.o").exists() and not (hdir / "b.o").exists()
 
 
 def test_disable_is_a_pure_pass_through(tmp_path: Path):

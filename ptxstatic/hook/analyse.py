@@ -101,7 +101,7 @@ class Analysis(threading.Thread):
         """After nvcc: each source not yet analysed, from its highest architecture's PTX."""
         best: dict[str, Captured] = {}
         for c in self._complete:
-            if c.stem not in self._done and c.path.exists():
+            if c.stem not in self._done and os.path.exists(c.path):
                 old = best.get(c.stem)
                 if old is None or arch_key(_target(c.path) or "") > arch_key(_target(old.path) or ""):
                     best[c.stem] = c
@@ -121,9 +121,9 @@ class Analysis(threading.Thread):
         source = next((i for i in self.cmd.inputs if Path(i).stem == captured.stem), captured.stem)
         try:
             module = parse_file(captured.path)
-            shown = str(captured.path)
+            shown = captured.path
             if not module.files:  # findings will point into the PTX: keep it where the user can open it
-                shown = str(_keep(captured.path, captured.stem))
+                shown = str(_keep(Path(captured.path), captured.stem))
             findings = lint_module(module, self._config, ptx_path=shown, source_root=self.cwd,
                                    on_failure=lambda msg: self._fail(f"{source}: {msg}"))
         except PtxstaticError as exc:
@@ -144,7 +144,7 @@ class Analysis(threading.Thread):
         self._lines.append(f"ptxstatic: {kind}: {message}" + ("" if self.strict else " (the build is not affected)"))
 
 
-def _target(path: Path) -> str | None:
+def _target(path: str) -> str | None:
     """The ``.target`` architecture of a PTX file (``sm_90a``), read from its first lines."""
     try:
         with open(path, encoding="utf-8", errors="replace") as f:

@@ -17,9 +17,6 @@ import contextlib
 import os
 import re
 import select
-import shutil
-from dataclasses import dataclass
-from pathlib import Path
 
 TMPXFT_PTX = re.compile(r"^tmpxft_(?P<pid>[0-9a-f]{8})_[0-9a-f]{8}-\d+_(?P<stem>.+?)(?:\.compute_\w+)?\.ptx$")
 
@@ -29,12 +26,14 @@ def nvcc_temp_dir() -> str:
     return os.environ.get("TMPDIR") or "/tmp"
 
 
-@dataclass
 class Captured:
-    name: str  # the name nvcc gave the file
-    path: Path  # our link to it (or copy of it)
-    stem: str  # the source file's stem
-    complete: bool = False
+    """One PTX file of the build: nvcc's name for it, our link to it (or copy), its source's stem."""
+
+    def __init__(self, name: str, path: str, stem: str) -> None:
+        self.name = name
+        self.path = path
+        self.stem = stem
+        self.complete = False
 
 
 def descends_from(pid: int, root: int) -> bool:
@@ -57,7 +56,7 @@ def descends_from(pid: int, root: int) -> bool:
 class PtxCapture:
     """Watches nvcc's temporary directory (and the ``--keep`` directory) for the PTX files of one build."""
 
-    def __init__(self, private: Path, keep_dir: str | None = None, stems: tuple[str, ...] = ()) -> None:
+    def __init__(self, private: str, keep_dir: str | None = None, stems: tuple[str, ...] = ()) -> None:
         self.private = private
         self.root_pid = -1
         self.dirs = [nvcc_temp_dir()] + ([keep_dir] if keep_dir else [])
@@ -79,6 +78,14 @@ class PtxCapture:
         except (ImportError, OSError):  # no inotify here: poll the directories instead
             self._inotify = None
 
+    def scan(self) -> None:
+        """Pick up files created before the watches were in place."""
+        for d in self.dirs:
+            with contextlib.suppress(OSError):
+                for e in os.scandir(d):
+                    if e.name.endswith(".ptx"):
+                        self._seen(d, e.name, closed=False)
+
     def fileno(self) -> int | None:
         return self._inotify.fileno() if self._inotify is not None else None
 
@@ -87,13 +94,7 @@ class PtxCapture:
         if self._inotify is None:
             if timeout:
                 select.select([], [], [], timeout)
-            for d in self.dirs:
-                try:
-                    names = [e.name for e in os.scandir(d) if e.name.endswith(".ptx")]
-                except OSError:
-                    continue
-                for name in names:
-                    self._seen(d, name, closed=False)
+            self.scan()
             return []
         done = []
         from inotify_simple import flags
@@ -108,7 +109,7 @@ class PtxCapture:
 
     def finish(self) -> list[Captured]:
         """After nvcc exited: the captured files not reported complete yet (nvcc has closed them all)."""
-        out = [c for c in self.files.values() if not c.complete and c.path.exists()]
+        out = [c for c in self.files.values() if not c.complete and os.path.exists(c.path)]
         for c in out:
             c.complete = True
         return out
@@ -135,12 +136,14 @@ class PtxCapture:
             stem = self._ours(directory, name)
             if stem is None:
                 return None
-            captured = Captured(name, self.private / f"{len(self.files)}-{name}", stem)
+            captured = Captured(name, os.path.join(self.private, f"{len(self.files)}-{name}"), stem)
             with contextlib.suppress(OSError):  # another file system, or gone: copied when complete
                 os.link(key, captured.path)
             self.files[key] = captured
         if closed and not captured.complete:
-            if not captured.path.exists():
+            if not os.path.exists(captured.path):
+                import shutil
+
                 try:
                     shutil.copyfile(key, captured.path)
                 except OSError:

@@ -14,8 +14,6 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from dataclasses import dataclass, field
-from pathlib import Path
 
 #: programs that run the compiler given after them
 LAUNCHERS = frozenset({"ccache", "sccache", "buildcache", "distcc", "icecc"})
@@ -67,19 +65,20 @@ _KEEP = frozenset({"-keep", "--keep", "-save-temps", "--save-temps"})
 _CUDA_SUFFIXES = (".cu", ".cup")
 
 
-@dataclass
 class NvccCommand:
-    """What the hook needs to know about one compiler command."""
+    """What the hook needs to know about one compiler command (a plain class: ``dataclasses`` costs an
+    import that would delay nvcc's start)."""
 
-    argv: list[str]  # the command exactly as received, launchers included
-    launchers: list[str] = field(default_factory=list)  # ``ccache`` etc. in front of the compiler
-    compiler: str = ""  # the compiler program (``nvcc``, ``/usr/local/cuda/bin/nvcc``)
-    args: list[str] = field(default_factory=list)  # its arguments, response files expanded
-    inputs: list[str] = field(default_factory=list)  # CUDA source inputs
-    output: str | None = None  # -o
-    virtual_archs: list[str] | None = None  # compute_NN[a|f] the command generates PTX for; None if unknown
-    keep_dir: str | None = None  # where --keep puts intermediate files (None without --keep)
-    pass_reason: str | None = None  # why nothing is analysed (None: analyse)
+    def __init__(self, argv: list[str]) -> None:
+        self.argv = argv  # the command exactly as received, launchers included
+        self.launchers: list[str] = []  # ``ccache`` etc. in front of the compiler
+        self.compiler = ""  # the compiler program (``nvcc``, ``/usr/local/cuda/bin/nvcc``)
+        self.args: list[str] = []  # its arguments, response files expanded
+        self.inputs: list[str] = []  # CUDA source inputs
+        self.output: str | None = None  # -o
+        self.virtual_archs: list[str] | None = None  # compute_NN[a|f] it makes PTX for; None if unknown
+        self.keep_dir: str | None = None  # where --keep puts intermediate files (None without --keep)
+        self.pass_reason: str | None = None  # why nothing is analysed (None: analyse)
 
     @property
     def analysed(self) -> bool:
@@ -103,15 +102,15 @@ def parse_command(argv: list[str], cwd: str | None = None) -> NvccCommand:
     """Model ``argv`` (the full command, compiler path first, possibly behind a launcher)."""
     cmd = NvccCommand(list(argv))
     i = 0
-    while i < len(argv) and Path(argv[i]).name in LAUNCHERS:
+    while i < len(argv) and os.path.basename(argv[i]) in LAUNCHERS:
         i += 1
     cmd.launchers = argv[:i]
     if i >= len(argv):
         cmd.pass_reason = "no compiler in the command"
         return cmd
     cmd.compiler = argv[i]
-    if not re.match(r"nvcc(\.exe)?$", Path(cmd.compiler).name):
-        cmd.pass_reason = f"{Path(cmd.compiler).name} is not nvcc"
+    if not re.match(r"nvcc(\.exe)?$", os.path.basename(cmd.compiler)):
+        cmd.pass_reason = f"{os.path.basename(cmd.compiler)} is not nvcc"
         return cmd
     try:
         cmd.args = expand_response_files(argv[i + 1:], cwd)
@@ -141,7 +140,8 @@ def expand_response_files(args: list[str], cwd: str | None = None, depth: int = 
             out.append(a)
         else:
             for one in path.split(","):
-                text = Path(cwd or ".", one).read_text(encoding="utf-8", errors="replace")
+                with open(os.path.join(cwd or ".", one), encoding="utf-8", errors="replace") as f:
+                    text = f.read()
                 out += expand_response_files(shlex.split(text), cwd, depth + 1)
         i += 1
     return out
@@ -180,7 +180,7 @@ def _classify(cmd: NvccCommand, cwd: str | None) -> None:
     cmd.output = next((v for n, v in reversed(opts) if n in ("-o", "--output-file")), None)
     if names & _KEEP:
         keep = next((v for n, v in reversed(opts) if n in ("-keep-dir", "--keep-dir")), None)
-        cmd.keep_dir = os.path.join(cwd or os.getcwd(), keep or ".")
+        cmd.keep_dir = os.path.normpath(os.path.join(cwd or os.getcwd(), keep or "."))
     cmd.virtual_archs = _virtual_archs(opts)
     phase = next((n for n, _ in opts if n in _NO_DEVICE_CODE), None)
     lto_code = any(n in ("-gencode", "--generate-code", "-code", "--gpu-code") and v and "lto_" in v for n, v in opts)

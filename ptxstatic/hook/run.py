@@ -12,15 +12,15 @@ from __future__ import annotations
 import contextlib
 import os
 import select
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
-from pathlib import Path
 
 from ptxstatic.hook.capture import PtxCapture, nvcc_temp_dir
 from ptxstatic.hook.command_line import NvccCommand, parse_command
+
+# Only what starting nvcc needs is imported before it starts (no pathlib, tempfile or shutil): every
+# millisecond before nvcc's start adds to the build; the rest loads in the analysis thread beside nvcc.
 
 
 def disabled() -> bool:
@@ -49,26 +49,43 @@ def run_hook(argv: list[str], strict: bool = False) -> int:
     cmd = parse_command(argv, cwd)
     if not cmd.analysed:
         exec_compiler(argv)
-    private = Path(tempfile.mkdtemp(prefix="ptxstatic-hook-", dir=nvcc_temp_dir()))
+    try:
+        private = _private_dir()
+    except OSError:  # no temporary directory to work in: build without analysis
+        exec_compiler(argv)
     try:
         return _run_with_analysis(cmd, cwd, private, strict)
     finally:
-        shutil.rmtree(private, ignore_errors=True)
+        _remove(private)
 
 
-def _run_with_analysis(cmd: NvccCommand, cwd: str, private: Path, strict: bool) -> int:
-    from ptxstatic.hook.analyse import Analysis
+def _private_dir() -> str:
+    """A new directory for the captured PTX, beside nvcc's temporary files (so hard links work)."""
+    path = os.path.join(nvcc_temp_dir(), f"ptxstatic-hook-{os.getpid()}-{os.urandom(4).hex()}")
+    os.mkdir(path, 0o700)
+    return path
 
-    capture = PtxCapture(private, cmd.keep_dir, tuple(Path(i).stem for i in cmd.inputs))
-    capture.start()
+
+def _remove(directory: str) -> None:
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(directory):
+            os.unlink(entry.path)
+        os.rmdir(directory)
+
+
+def _run_with_analysis(cmd: NvccCommand, cwd: str, private: str, strict: bool) -> int:
+    capture = PtxCapture(private, cmd.keep_dir, tuple(_stem(i) for i in cmd.inputs))
     try:
         proc = subprocess.Popen(cmd.argv)
     except OSError as exc:
-        capture.close()
         sys.stderr.write(f"ptxstatic-nvcc: error: cannot run {cmd.argv[0]}: {exc.strerror or exc}\n")
         return 127
     capture.root_pid = proc.pid
+    capture.start()
+    capture.scan()
     previous = _forward_signals(proc)
+    from ptxstatic.hook.analyse import Analysis
+
     analysis = Analysis(cmd, cwd, strict)
     analysis.start()
     try:
@@ -85,9 +102,14 @@ def _run_with_analysis(cmd: NvccCommand, cwd: str, private: Path, strict: bool) 
         sys.stderr.flush()
     if strict and status == 0 and (outcome.failures or outcome.findings_at_fail_level):
         if cmd.output:
-            Path(cwd, cmd.output).unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(cwd, cmd.output))
         return 1
     return status
+
+
+def _stem(path: str) -> str:
+    return os.path.splitext(os.path.basename(path))[0]
 
 
 def _wait(proc: subprocess.Popen, capture: PtxCapture, analysis) -> int:

@@ -15,12 +15,6 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import networkx as nx
-
-from ptxstatic.analysis.cfg import BlockGraph, build_cfg, call_graph
-from ptxstatic.analysis.control_dependence import ControlDependence
-from ptxstatic.analysis.defuse import DefUse, def_use
-from ptxstatic.analysis.uniformity import ThreadDependence, call_summaries, thread_dependence
 from ptxstatic.config import Config
 from ptxstatic.findings import Finding, Location, Note, Severity
 from ptxstatic.ptx import printer
@@ -28,7 +22,13 @@ from ptxstatic.ptx.ast import Function, Instruction, Module, SourceLoc
 from ptxstatic.rules.registry import Rule
 from ptxstatic.toolchain.demangle import demangle
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the analyses are imported when a rule first asks for one (networkx is slow to import)
+    import networkx as nx
+
+    from ptxstatic.analysis.cfg import BlockGraph
+    from ptxstatic.analysis.control_dependence import ControlDependence
+    from ptxstatic.analysis.defuse import DefUse
+    from ptxstatic.analysis.uniformity import ThreadDependence
     from ptxstatic.features.divergence import StrideAnalysis
 
 T = TypeVar("T")
@@ -57,6 +57,8 @@ class ModuleContext:
 
     @cached_property
     def call_graph(self) -> nx.MultiDiGraph:
+        from ptxstatic.analysis.cfg import call_graph
+
         return call_graph(self.module.functions)
 
     @cached_property
@@ -67,6 +69,8 @@ class ModuleContext:
     @cached_property
     def call_summaries(self) -> dict[str, str]:
         """How each function's result depends on the thread (:func:`.uniformity.call_summaries`)."""
+        from ptxstatic.analysis.uniformity import call_summaries
+
         return call_summaries(self.module)
 
     def demangled(self, name: str) -> str:
@@ -108,18 +112,26 @@ class RuleContext:
 
     @cached_property
     def cfg(self) -> BlockGraph:
+        from ptxstatic.analysis.cfg import build_cfg
+
         return build_cfg(self.function)
 
     @cached_property
     def du(self) -> DefUse:
+        from ptxstatic.analysis.defuse import def_use
+
         return def_use(self.cfg)
 
     @cached_property
     def cd(self) -> ControlDependence:
+        from ptxstatic.analysis.control_dependence import ControlDependence
+
         return ControlDependence(self.cfg)
 
     @cached_property
     def thread_dependence(self) -> ThreadDependence:
+        from ptxstatic.analysis.uniformity import thread_dependence
+
         return thread_dependence(self.cfg, self.du, self.cd, self.mc.call_summaries)
 
     @cached_property

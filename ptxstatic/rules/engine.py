@@ -25,8 +25,6 @@ LINE_INFO_HINT = "the PTX has no line information: add -lineinfo (or -G) to nvcc
 def check_config(config: Config, rules: Sequence[Rule] | None = None) -> None:
     """Raise :class:`~ptxstatic.config.ConfigError` for rule codes, rule options or a GPU the configuration
     names but that do not exist."""
-    from ptxstatic.features.occupancy import gpu
-
     known = {r.code: r for r in (rules if rules is not None else all_rules())}
     for key, codes in (("select", config.select), ("ignore", config.ignore),
                        *((("per-file-ignores", p), c) for p, c in config.per_file_ignores)):
@@ -41,6 +39,8 @@ def check_config(config: Config, rules: Sequence[Rule] | None = None) -> None:
         for name, value in options.items():
             _check_option(config, rule, name, value)
     if config.gpu is not None:
+        from ptxstatic.features.occupancy import gpu
+
         try:
             gpu(config.gpu)
         except PtxstaticError as exc:

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-import networkx as nx
-
-from ptxstatic.analysis.uniformity import ThreadDependence
 from ptxstatic.findings import Finding, Severity
 from ptxstatic.ptx.ast import Instruction, Sym
 from ptxstatic.rules.context import ModuleContext, RuleContext
 from ptxstatic.rules.registry import rule
+
+if TYPE_CHECKING:
+    from ptxstatic.analysis.uniformity import ThreadDependence
 
 _CONSEQUENCE = "(deadlock or undefined behaviour)"
 
@@ -33,6 +34,8 @@ def _callee(ins: Instruction) -> str | None:
 
 def _waiting_functions(mc: ModuleContext) -> set[str]:
     """Functions that execute a CTA barrier themselves or through the functions they call."""
+    import networkx as nx
+
     direct = {name for name, fn in mc.defined.items() if any(is_cta_barrier(i) for i in fn.instructions)}
     out = set(direct)
     for name in direct:
@@ -43,11 +46,11 @@ def _waiting_functions(mc: ModuleContext) -> set[str]:
 @rule("PS201", "barrier-under-divergence", Severity.WARNING,
       "a CTA barrier reached only under a condition that differs between the threads of the block")
 def barrier_under_divergence(ctx: RuleContext) -> Iterator[Finding]:
-    waiting = ctx.mc.memo("PS201.waiting", lambda: _waiting_functions(ctx.mc))
     td: ThreadDependence | None = None
     for i, ins in enumerate(ctx.instructions):
         callee = _callee(ins)
-        if not is_cta_barrier(ins) and callee not in waiting:
+        if not is_cta_barrier(ins) and (callee is None or
+                                        callee not in ctx.mc.memo("PS201.waiting", lambda: _waiting_functions(ctx.mc))):
             continue
         td = td or ctx.thread_dependence
         block = td.block_of[i]

@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Wall-clock time the nvcc hook adds to a compile, as a fraction of nvcc's own time, in one run.
+
+For every CUDA source of the project (``tests/cuda/*.cu`` and ``microbenchmarks/*.cu``; ``unrolled.cu``, the
+26k-line parser benchmark input, only with ``--all``) it times ``nvcc -c -arch=sm_90 FILE`` and the same
+command through the hook, end to end (a new hook process each time, Python start-up included), alternating
+plain and hooked runs ``--repeat`` times. Per file it prints the median times and the added-time ratio
+``(hooked - plain) / plain``, then the median and the worst ratio over the files. The hook's caches (Lark
+tables, statement shapes) live in a private directory, warmed by one untimed hooked compile of each file
+first, as in a build after its first compile; the cold first run is printed too.
+
+    python benchmarks/hook_overhead.py [--repeat 5] [--flags "-c -arch=sm_90"] [--hook "ptxstatic-nvcc"]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def sources(include_unrolled: bool) -> list[Path]:
+    files = sorted((ROOT / "tests" / "cuda").glob("*.cu")) + sorted((ROOT / "microbenchmarks").glob("*.cu"))
+    return [f for f in files if include_unrolled or f.stem != "unrolled"]
+
+
+def timed(cmd: list[str], env: dict[str, str], cwd: Path) -> float:
+    start = time.perf_counter()
+    run = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True)
+    elapsed = time.perf_counter() - start
+    if run.returncode != 0:
+        raise SystemExit(f"failed ({run.returncode}): {shlex.join(cmd)}\n{run.stderr}")
+    return elapsed
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=5, help="timed runs of each kind per file")
+    ap.add_argument("--flags", default="-c -arch=sm_90", help="nvcc flags")
+    ap.add_argument("--hook", default=f"{sys.executable} -m ptxstatic.hook.main",
+                    help="the hook command in front of nvcc (default: this Python running ptxstatic.hook.main)")
+    ap.add_argument("--all", action="store_true", help="include tests/cuda/unrolled.cu")
+    args = ap.parse_args()
+    flags, hook = shlex.split(args.flags), shlex.split(args.hook)
+    with tempfile.TemporaryDirectory(prefix="hook-overhead-") as tmp:
+        work = Path(tmp)
+        env = dict(os.environ, PTXSTATIC_CACHE_DIR=str(work / "cache"),
+                   PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+        env.pop("PTXSTATIC_DISABLE", None)
+        files = sources(args.all)
+        out = str(work / "out.o")
+        cold = timed([*hook, "nvcc", *flags, str(files[0]), "-o", out], env, work)
+        for f in files[1:]:  # warm the caches as a build's first compiles would
+            timed([*hook, "nvcc", *flags, str(f), "-o", out], env, work)
+        print(f"{'file':32} {'nvcc s':>8} {'hook s':>8} {'added':>8}")
+        ratios = []
+        for f in files:
+            plain, hooked = [], []
+            for rep in range(args.repeat):
+                order = (False, True) if rep % 2 == 0 else (True, False)
+                for with_hook in order:
+                    cmd = [*(hook if with_hook else []), "nvcc", *flags, str(f), "-o", out]
+                    (hooked if with_hook else plain).append(timed(cmd, env, work))
+            p, h = statistics.median(plain), statistics.median(hooked)
+            ratios.append((h - p) / p)
+            print(f"{f.parent.name + '/' + f.name:32} {p:8.3f} {h:8.3f} {ratios[-1]:8.1%}", flush=True)
+        print(f"\nfirst hooked compile with empty caches: {cold:.3f} s ({files[0].name})")
+        print(f"added time over {len(files)} files ({args.repeat} interleaved runs each, medians): "
+              f"median {statistics.median(ratios):.1%}, worst {max(ratios):.1%}, best {min(ratios):.1%}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
