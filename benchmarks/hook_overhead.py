@@ -5,7 +5,9 @@ For every CUDA source of the project (``tests/cuda/*.cu`` and ``microbenchmarks/
 26k-line parser benchmark input, only with ``--all``) it times ``nvcc -c -arch=sm_90 FILE`` and the same
 command through the hook, end to end (a new hook process each time, Python start-up included), alternating
 plain and hooked runs ``--repeat`` times. Per file it prints the median times and the added-time ratio
-``(hooked - plain) / plain``, then the median and the worst ratio over the files. The hook's caches (Lark
+``(hooked - plain) / plain``, then the median and the worst ratio over the files; and the CPU time the hook
+process itself uses, over nvcc's wall time (the hook works beside nvcc, so on a machine with an idle core
+the added wall time is smaller than this; on a fully loaded one it is about this). The hook's caches (Lark
 tables, statement shapes) live in a private directory, warmed by one untimed hooked compile of each file
 first, as in a build after its first compile; the cold first run is printed too.
 
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shlex
 import statistics
 import subprocess
@@ -32,13 +35,16 @@ def sources(include_unrolled: bool) -> list[Path]:
     return [f for f in files if include_unrolled or f.stem != "unrolled"]
 
 
-def timed(cmd: list[str], env: dict[str, str], cwd: Path) -> float:
+def timed(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the command and its children)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     run = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True)
     elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if run.returncode != 0:
         raise SystemExit(f"failed ({run.returncode}): {shlex.join(cmd)}\n{run.stderr}")
-    return elapsed
+    return elapsed, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def main() -> int:
@@ -57,24 +63,30 @@ def main() -> int:
         env.pop("PTXSTATIC_DISABLE", None)
         files = sources(args.all)
         out = str(work / "out.o")
-        cold = timed([*hook, "nvcc", *flags, str(files[0]), "-o", out], env, work)
+        cold = timed([*hook, "nvcc", *flags, str(files[0]), "-o", out], env, work)[0]
         for f in files[1:]:  # warm the caches as a build's first compiles would
             timed([*hook, "nvcc", *flags, str(f), "-o", out], env, work)
-        print(f"{'file':32} {'nvcc s':>8} {'hook s':>8} {'added':>8}")
-        ratios = []
+        print(f"{'file':34} {'nvcc s':>7} {'hook s':>7} {'added':>7} {'hook CPU':>9}")
+        ratios, cpu_ratios = [], []
         for f in files:
-            plain, hooked = [], []
+            plain, hooked, plain_cpu, hooked_cpu = [], [], [], []
             for rep in range(args.repeat):
                 order = (False, True) if rep % 2 == 0 else (True, False)
                 for with_hook in order:
                     cmd = [*(hook if with_hook else []), "nvcc", *flags, str(f), "-o", out]
-                    (hooked if with_hook else plain).append(timed(cmd, env, work))
+                    wall, cpu = timed(cmd, env, work)
+                    (hooked if with_hook else plain).append(wall)
+                    (hooked_cpu if with_hook else plain_cpu).append(cpu)
             p, h = statistics.median(plain), statistics.median(hooked)
             ratios.append((h - p) / p)
-            print(f"{f.parent.name + '/' + f.name:32} {p:8.3f} {h:8.3f} {ratios[-1]:8.1%}", flush=True)
+            cpu_ratios.append((statistics.median(hooked_cpu) - statistics.median(plain_cpu)) / p)
+            print(f"{f.parent.name + '/' + f.name:34} {p:7.3f} {h:7.3f} {ratios[-1]:7.1%} {cpu_ratios[-1]:9.1%}",
+                  flush=True)
         print(f"\nfirst hooked compile with empty caches: {cold:.3f} s ({files[0].name})")
         print(f"added time over {len(files)} files ({args.repeat} interleaved runs each, medians): "
               f"median {statistics.median(ratios):.1%}, worst {max(ratios):.1%}, best {min(ratios):.1%}")
+        print(f"CPU time the hook process adds, over nvcc's wall time (the added wall time where a core is idle "
+              f"is less): median {statistics.median(cpu_ratios):.1%}, worst {max(cpu_ratios):.1%}")
     return 0
 
 

@@ -151,8 +151,11 @@ def load_config(path: str | Path) -> Config:
     except tomllib.TOMLDecodeError as exc:
         msg = str(exc)
         m = re.search(r"\(at line (\d+), column (\d+)\)", msg)
-        line, col = (int(m.group(1)), int(m.group(2))) if m else (0, 0)
-        raise ConfigError(str(path), line, col, "invalid TOML: " + re.sub(r"\s*\(at line.*\)", "", msg),
+        if m:
+            line, col = int(m.group(1)), int(m.group(2))
+        else:  # "(at end of document)"
+            line, col = text.count("\n") + 1, len(text) - text.rfind("\n")
+        raise ConfigError(str(path), line, col, "invalid TOML: " + re.sub(r"\s*\(at .*\)", "", msg),
                           _nth_line(text, line)) from None
     table = data.get("tool", {}).get("ptxstatic", {}) if path.name == "pyproject.toml" else data
     config = Config(path=path)
