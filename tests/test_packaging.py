@@ -22,6 +22,9 @@ def test_wheel_is_self_contained(tmp_path: Path):
     names = zipfile.ZipFile(wheel).namelist()
     assert "ptxstatic/_grammars/ptx.lark" in names
     assert any(n.startswith("ptxstatic/_instrumentation/") for n in names)
+    assert "ptxstatic/rules/docs/PS201.md" in names
+    entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
+    assert "ptxstatic-nvcc = ptxstatic.hook.main:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
     site = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(site)
     code = (
@@ -31,6 +34,8 @@ def test_wheel_is_self_contained(tmp_path: Path):
         f"assert ptxstatic.__file__.startswith({str(site)!r}), ptxstatic.__file__\n"
         f"assert str(grammar_path()).startswith({str(site)!r}), grammar_path()\n"
         f"print(len(parse_file({str(FRONTEND_DATA / 'small_sm80.ptx')!r}).kernels))\n"
+        "from ptxstatic.rules.registry import get_rule\n"
+        "assert get_rule('PS201').doc.startswith('# PS201')\n"
     )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
                          env={"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin", "PTXSTATIC_NO_CACHE": "1"})

@@ -178,3 +178,20 @@ def test_diagnostics_read_as_compiler_warnings(tmp_path: Path, monkeypatch: pyte
     assert display_path("rel/x.cu", tmp_path) == "rel/x.cu"
     no_column = Finding("PS201", Severity.ERROR, "m", "k", Location("a.ptx", 3, 0))
     assert GCC_MATCHER.match(format_finding(no_column, cwd="/")).groups()[:4] == ("a.ptx", "3", "", "error")
+
+
+def test_rules_and_rule_commands():
+    import subprocess
+    import sys
+
+    def cli(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "ptxstatic", *args], capture_output=True, text=True, cwd=ROOT)
+
+    listing = cli("rules")
+    assert listing.returncode == 0
+    assert re.search(r"^PS201\s+barrier-under-divergence\s+warning\s+", listing.stdout, re.M)
+    page = cli("rule", "PS201")
+    assert page.returncode == 0 and page.stdout == get_rule("PS201").doc.rstrip("\n") + "\n"
+    missing = cli("rule", "PS999")
+    assert missing.returncode == 2 and missing.stderr.startswith("error: no rule 'PS999'")
+    assert "Traceback" not in missing.stderr

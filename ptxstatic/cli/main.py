@@ -22,6 +22,8 @@ COMMANDS: dict[str, str] = {
     "evaluate": "ptxstatic.cli.evaluate_cmd:evaluate",
     "predict": "ptxstatic.cli.predict_cmd:predict",
     "nvcc": "ptxstatic.cli.nvcc_cmd:nvcc",
+    "rules": "ptxstatic.cli.rules_cmd:rules",
+    "rule": "ptxstatic.cli.rules_cmd:rule",
 }
 
 

@@ -1,0 +1,33 @@
+"""``ptxstatic rules`` (the rule table) and ``ptxstatic rule CODE`` (one rule's page), like ``ruff rule``."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from ptxstatic.cli import options
+
+
+@click.command()
+@options.output_format("text", "json")
+def rules(fmt: str) -> None:
+    """List every rule: code, name, category, default severity and summary."""
+    from ptxstatic.rules.registry import all_rules
+
+    table = all_rules()
+    if fmt == "json":
+        click.echo(json.dumps([{"code": r.code, "name": r.name, "category": r.category,
+                                "severity": str(r.severity), "summary": r.summary} for r in table], indent=1))
+        return
+    for r in table:
+        click.echo(f"{r.code}  {r.name:32} {r.severity!s:8} {r.summary}")
+
+
+@click.command()
+@click.argument("code")
+def rule(code: str) -> None:
+    """Show the documentation page of rule CODE (PS201) or NAME (barrier-under-divergence)."""
+    from ptxstatic.rules.registry import get_rule
+
+    click.echo(get_rule(code).doc.rstrip("\n"))
