@@ -262,3 +262,16 @@ def test_ccache_in_either_order(tmp_path: Path):
     hits = sum(int(line.split()[1]) for line in stats.splitlines() if line.startswith(("direct_cache_hit",
                                                                                         "preprocessed_cache_hit")))
     assert hits >= 2, stats
+
+
+def test_click_subcommand_is_the_same_hook(tmp_path: Path):
+    import sys
+
+    project = copy_project(tmp_path / "project")
+    env = hook_env(tmp_path)
+    version = run([sys.executable, "-m", "ptxstatic", "nvcc", "--", "nvcc", "--version"], project, env)
+    assert (version.returncode, version.stdout) == (0, run(["nvcc", "--version"], project, env).stdout)
+    built = run([sys.executable, "-m", "ptxstatic", "nvcc", "--", "nvcc", "-c", "-arch=sm_90", "-lineinfo",
+                 "src/kernel.cu", "-o", "k.o"], project, env)
+    assert built.returncode == 0 and (project / "k.o").exists()
+    _expect_ps201(built.stderr, project / "src", "src/util.cuh")

@@ -113,6 +113,7 @@ class Analysis(threading.Thread):
     def _analyse(self, captured: Captured) -> None:
         from ptxstatic.errors import PtxstaticError
         from ptxstatic.findings import Severity
+        from ptxstatic.ptx.parser import _statement_parser as statement_cache
         from ptxstatic.ptx.parser import parse_file
         from ptxstatic.report.diagnostics import format_findings
         from ptxstatic.rules.engine import lint_module
@@ -121,6 +122,7 @@ class Analysis(threading.Thread):
         source = next((i for i in self.cmd.inputs if Path(i).stem == captured.stem), captured.stem)
         try:
             module = parse_file(captured.path)
+            statement_cache().flush()  # now, beside nvcc, rather than at exit after it
             shown = captured.path
             if not module.files:  # findings will point into the PTX: keep it where the user can open it
                 shown = str(_keep(Path(captured.path), captured.stem))
