@@ -17,9 +17,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ptxstatic.counts.launch import Launch
 from ptxstatic.errors import PtxstaticError, SourceError
 from ptxstatic.findings import Severity
+from ptxstatic.launch import Launch
 
 CONFIG_NAMES = ("ptxstatic.toml", "pyproject.toml")
 KEYS = ("gpu", "select", "ignore", "per-file-ignores", "rules", "nvcc-flags", "launch", "fail-on")

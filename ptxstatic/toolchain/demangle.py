@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from collections.abc import Iterable
+
+from ptxstatic.errors import PtxstaticError
+from ptxstatic.limits import TOOL_QUERY_TIMEOUT_S
+from ptxstatic.toolchain.process import find, run_tool
 
 
 def demangle(names: Iterable[str]) -> dict[str, str]:
@@ -13,12 +15,12 @@ def demangle(names: Iterable[str]) -> dict[str, str]:
     names = list(dict.fromkeys(names))
     out = {n: n for n in names}
     mangled = [n for n in names if n.startswith("_Z")]
-    tool = shutil.which("c++filt") or shutil.which("cu++filt")
+    tool = find("c++filt") or find("cu++filt")
     if not mangled or tool is None:
         return out
     try:
-        run = subprocess.run([tool], input="\n".join(mangled) + "\n", capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.SubprocessError):
+        run = run_tool([tool, *mangled], TOOL_QUERY_TIMEOUT_S, "demangling kernel names")
+    except PtxstaticError:
         return out
     lines = run.stdout.splitlines()
     if run.returncode == 0 and len(lines) == len(mangled):
