@@ -1,6 +1,8 @@
 """The per-user cache directory: ``$PTXSTATIC_CACHE_DIR``, else ``$XDG_CACHE_HOME/ptxstatic`` (``~/.cache``).
 
-``PTXSTATIC_NO_CACHE=1`` turns every on-disk cache off.
+Every on-disk cache lives under it: the parser's statement shapes and Lark tables (``ptx/``), the ``ptxas -v``
+statistics (``toolchain/ptxas.py``) and the PTX the nvcc hook keeps for findings without line information.
+``PTXSTATIC_NO_CACHE=1`` turns them all off.
 """
 
 from __future__ import annotations

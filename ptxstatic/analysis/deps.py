@@ -1,7 +1,8 @@
 """Which instructions depend, through register def-use chains, on chosen special registers.
 
-Used to tell whether a launch's control flow can differ between CTAs (``%ctaid``) and, by the features,
-whether a branch can diverge within a warp (``%tid``, ``%laneid``).
+Used to tell whether a launch's control flow can differ between CTAs (``%ctaid``), by the features whether
+a branch can diverge within a warp (``%tid``, ``%laneid``), and by :mod:`ptxstatic.analysis.uniformity`
+which values differ between the threads of a CTA (with extra seeds and stop points).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ reaches a use both from inside the region the branch controls and from elsewhere
 whose exit is thread-dependent. ``%ctaid``, ``%ntid``, kernel parameters, and values loaded from addresses
 that are the same for all threads are uniform; so is the result of ``bar.red``.
 
-The propagation is :func:`~ptxstatic.counts.static_deps.dependent_instructions` (the same one the divergence
+The propagation is :func:`~ptxstatic.analysis.deps.dependent_instructions` (the same one the divergence
 features use), iterated to a fixpoint with the merges; control dependence comes from
 :mod:`ptxstatic.analysis.control_dependence`.
 """
@@ -23,8 +23,8 @@ import networkx as nx
 from ptxstatic.analysis.cfg import BlockGraph, build_cfg, call_graph
 from ptxstatic.analysis.control_dependence import ControlDependence
 from ptxstatic.analysis.defuse import DefUse, def_use
+from ptxstatic.analysis.deps import dependent_instructions, is_conditional_transfer
 from ptxstatic.analysis.registers import defs_uses
-from ptxstatic.counts.static_deps import dependent_instructions, is_conditional_transfer
 from ptxstatic.ptx.ast import Addr, Function, Instruction, Module, Sym, Tup
 
 #: special registers whose value differs between the threads of a CTA (prefixes)

@@ -13,7 +13,7 @@ from ptxstatic.cli import options
 @options.output_format("text", "json")
 def rules(fmt: str) -> None:
     """List every rule: code, name, category, default severity and summary."""
-    from ptxstatic.rules.registry import all_rules
+    from ptxstatic.rules.catalog import all_rules
 
     table = all_rules()
     if fmt == "json":
@@ -28,6 +28,6 @@ def rules(fmt: str) -> None:
 @click.argument("code")
 def rule(code: str) -> None:
     """Show the documentation page of rule CODE (PS201) or NAME (barrier-under-divergence)."""
-    from ptxstatic.rules.registry import get_rule
+    from ptxstatic.rules.catalog import get_rule
 
     click.echo(get_rule(code).doc.rstrip("\n"))

@@ -20,8 +20,7 @@ from pathlib import Path
 
 from ptxstatic.hook.capture import Captured
 from ptxstatic.hook.command_line import NvccCommand, arch_key
-
-KEPT_PTX_FILES = 256  # PTX files kept for findings without line information (the oldest go first)
+from ptxstatic.limits import HOOK_KEPT_PTX_FILES
 
 
 @dataclass
@@ -113,8 +112,7 @@ class Analysis(threading.Thread):
     def _analyse(self, captured: Captured) -> None:
         from ptxstatic.errors import PtxstaticError
         from ptxstatic.findings import Severity
-        from ptxstatic.ptx.parser import _statement_parser as statement_cache
-        from ptxstatic.ptx.parser import parse_file
+        from ptxstatic.ptx.parser import flush_shape_cache, parse_file
         from ptxstatic.report.diagnostics import format_findings
         from ptxstatic.rules.engine import lint_module
 
@@ -122,7 +120,7 @@ class Analysis(threading.Thread):
         source = next((i for i in self.cmd.inputs if Path(i).stem == captured.stem), captured.stem)
         try:
             module = parse_file(captured.path)
-            statement_cache().flush()  # now, beside nvcc, rather than at exit after it
+            flush_shape_cache()  # now, beside nvcc, rather than at exit after it
             shown = captured.path
             if not module.files:  # findings will point into the PTX: keep it where the user can open it
                 shown = str(_keep(Path(captured.path), captured.stem))
@@ -174,7 +172,7 @@ def _keep(ptx: Path, stem: str) -> Path:
             shutil.copyfile(ptx, tmp)
             os.replace(tmp, target)
         kept = sorted(folder.glob("*.ptx"), key=lambda p: p.stat().st_mtime)
-        for old in kept[:-KEPT_PTX_FILES]:
+        for old in kept[:-HOOK_KEPT_PTX_FILES]:
             old.unlink(missing_ok=True)
     except OSError:
         return ptx

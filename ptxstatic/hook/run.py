@@ -18,6 +18,7 @@ import sys
 
 from ptxstatic.hook.capture import PtxCapture, nvcc_temp_dir
 from ptxstatic.hook.command_line import NvccCommand, parse_command
+from ptxstatic.toolchain.passthrough import exec_command, start_command
 
 # Only what starting nvcc needs is imported before it starts (no pathlib, tempfile or shutil): every
 # millisecond before nvcc's start adds to the build; the rest loads in the analysis thread beside nvcc.
@@ -31,7 +32,7 @@ def disabled() -> bool:
 def exec_compiler(argv: list[str]) -> None:
     """Replace this process by the command (the pass-through path); returns only if that fails."""
     try:
-        os.execvp(argv[0], argv)
+        exec_command(argv)
     except OSError as exc:
         sys.stderr.write(f"ptxstatic-nvcc: error: cannot run {argv[0]}: {exc.strerror or exc}\n")
         sys.exit(127)
@@ -76,7 +77,7 @@ def _remove(directory: str) -> None:
 def _run_with_analysis(cmd: NvccCommand, cwd: str, private: str, strict: bool) -> int:
     capture = PtxCapture(private, cmd.keep_dir, tuple(_stem(i) for i in cmd.inputs))
     try:
-        proc = subprocess.Popen(cmd.argv)
+        proc = start_command(cmd.argv)
     except OSError as exc:
         sys.stderr.write(f"ptxstatic-nvcc: error: cannot run {cmd.argv[0]}: {exc.strerror or exc}\n")
         return 127

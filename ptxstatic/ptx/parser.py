@@ -239,6 +239,11 @@ def _statement_parser() -> StatementParser:
     return _statements
 
 
+def flush_shape_cache() -> None:
+    """Write the statement shapes compiled so far to the on-disk cache now, rather than at exit."""
+    _statement_parser().flush()
+
+
 # ------------------------------------------------------------------------------------------ errors
 def _error(exc: UnexpectedInput, filename: str, text: str, line0: int, col0: int, source: str) -> SourceError:
     rel_line = getattr(exc, "line", 1) or 1

@@ -19,7 +19,6 @@ from ptxstatic.config import Config
 from ptxstatic.findings import Finding, Location, Note, Severity
 from ptxstatic.ptx import printer
 from ptxstatic.ptx.ast import Function, Instruction, Module, SourceLoc
-from ptxstatic.rules.registry import Rule
 from ptxstatic.toolchain.demangle import demangle
 
 if TYPE_CHECKING:  # the analyses are imported when a rule first asks for one (networkx is slow to import)
@@ -96,7 +95,10 @@ class RuleContext:
     def __init__(self, module: ModuleContext, function: Function) -> None:
         self.mc = module
         self.function = function
-        self.rule: Rule | None = None  # the rule now running; set by the engine
+        # the rule now running, with its severity and option values as configured (set by the engine)
+        self.code = ""
+        self.severity = Severity.WARNING
+        self.options: dict[str, Any] = {}
 
     @property
     def module(self) -> Module:
@@ -143,8 +145,7 @@ class RuleContext:
 
     def option(self, name: str) -> Any:
         """The current rule's option ``name`` from the configuration, else its default."""
-        assert self.rule is not None
-        return self.rule.option(self.config.rule_options(self.rule.code), name)
+        return self.options[name]
 
     # ------------------------------------------------------------------------------------- making findings
 
@@ -173,16 +174,12 @@ class RuleContext:
         return Note(message, source or self.ptx_location(index))
 
     def finding(self, index: int, message: str, *, notes: Iterable[Note] = (),
-                properties: dict[str, Any] | None = None, severity: Severity | None = None) -> Finding:
+                properties: dict[str, Any] | None = None) -> Finding:
         """A finding of the current rule at instruction ``index`` of this function."""
-        assert self.rule is not None, "finding() is for rules run by the engine"
-        configured = self.config.rule_options(self.rule.code).get("severity")
-        sev = severity if severity is not None else self.rule.severity
-        if configured is not None:
-            sev = Severity.parse(configured)
+        assert self.code, "finding() is for rules run by the engine"
         source, chain = self.source_location(index)
         return Finding(
-            code=self.rule.code, severity=sev, message=message, kernel=self.function.name,
+            code=self.code, severity=self.severity, message=message, kernel=self.function.name,
             ptx=self.ptx_location(index), source=source, inlined_at=chain, notes=tuple(notes),
             context=printer.instruction(self.instructions[index]), properties=dict(properties or {}),
         )

@@ -14,8 +14,9 @@ from ptxstatic.config import Config
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.findings import Finding, Note, Severity
 from ptxstatic.ptx.ast import Module
+from ptxstatic.rules.catalog import all_rules
 from ptxstatic.rules.context import ModuleContext, RuleContext
-from ptxstatic.rules.registry import Rule, all_rules
+from ptxstatic.rules.registry import Rule
 from ptxstatic.rules.suppression import SourceLines, is_suppressed
 from ptxstatic.toolchain.demangle import demangle
 
@@ -39,10 +40,10 @@ def check_config(config: Config, rules: Sequence[Rule] | None = None) -> None:
         for name, value in options.items():
             _check_option(config, rule, name, value)
     if config.gpu is not None:
-        from ptxstatic.features.occupancy import gpu
+        from ptxstatic.features.occupancy import gpu_spec
 
         try:
-            gpu(config.gpu)
+            gpu_spec(config.gpu)
         except PtxstaticError as exc:
             raise config.error(f"gpu: {exc}", "gpu") from None
 
@@ -77,15 +78,16 @@ def lint_module(module: Module, config: Config, *, ptx_path: str | None = None,
     resolved under ``source_root``. A rule that raises on a function is reported through ``on_failure`` (one
     line) and the other rules still run; without ``on_failure`` the exception propagates.
     """
-    selected = [r for r in (rules if rules is not None else all_rules()) if config.is_selected(r.code)]
+    selected = [(r, *r.configured(config)) for r in (rules if rules is not None else all_rules())
+                if config.is_selected(r.code)]
     mc = ModuleContext(module, config, ptx_path, source_root)
     found: list[Finding] = []
     for fn in module.functions:
         if fn.body is None:
             continue
         ctx = RuleContext(mc, fn)
-        for rule in selected:
-            ctx.rule = rule
+        for rule, severity, options in selected:
+            ctx.code, ctx.severity, ctx.options = rule.code, severity, options
             try:
                 found.extend(rule.check(ctx))
             except Exception as exc:  # one crashing analysis must not lose the other rules' findings

@@ -1,4 +1,5 @@
-"""The rule registry: a :class:`Rule` record per code, registered by the :func:`rule` decorator.
+"""The rule registry: a :class:`Rule` record per code, registered by the :func:`rule` decorator when its
+module in :mod:`ptxstatic.rules.checks` is imported (:mod:`ptxstatic.rules.catalog` imports them all).
 
 Codes are grouped by hundreds (:data:`CATEGORIES`); a code is never reused for another meaning. Each rule
 declares the options it accepts in ``[tool.ptxstatic.rules.PSnnn]`` (every rule also accepts ``severity``).
@@ -6,15 +7,13 @@ declares the options it accepts in ``[tool.ptxstatic.rules.PSnnn]`` (every rule 
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from ptxstatic.errors import PtxstaticError
+from ptxstatic.config import Config
 from ptxstatic.findings import Finding, Severity
 
 if TYPE_CHECKING:
@@ -57,13 +56,14 @@ class Rule:
         """The rule's documentation page (Markdown)."""
         return (resources.files("ptxstatic.rules") / "docs" / f"{self.code}.md").read_text(encoding="utf-8")
 
-    def option(self, configured: dict[str, Any], name: str) -> Any:
-        """The value of option ``name``: configured, else the default."""
-        return configured.get(name, self.options[name].default)
+    def configured(self, config: Config) -> tuple[Severity, dict[str, Any]]:
+        """The rule's severity and option values under ``config``: as configured, else its own defaults."""
+        own = config.rule_options(self.code)
+        severity = Severity.parse(own["severity"]) if "severity" in own else self.severity
+        return severity, {name: own.get(name, option.default) for name, option in self.options.items()}
 
 
 _REGISTRY: dict[str, Rule] = {}
-_loaded = False
 
 
 def rule(code: str, name: str, severity: Severity, summary: str,
@@ -83,22 +83,6 @@ def rule(code: str, name: str, severity: Severity, summary: str,
     return register
 
 
-def all_rules() -> list[Rule]:
-    """Every rule, by code (the modules of :mod:`ptxstatic.rules.checks` are imported on first use)."""
-    global _loaded
-    if not _loaded:
-        from ptxstatic.rules import checks
-
-        for info in pkgutil.iter_modules(checks.__path__):
-            importlib.import_module(f"{checks.__name__}.{info.name}")
-        _loaded = True
+def registered() -> list[Rule]:
+    """The rules registered so far, by code (:func:`ptxstatic.rules.catalog.all_rules` imports them all)."""
     return [_REGISTRY[c] for c in sorted(_REGISTRY)]
-
-
-def get_rule(code_or_name: str) -> Rule:
-    """A rule by code (``PS201``, any case) or name (``barrier-under-divergence``)."""
-    key = code_or_name.strip()
-    for r in all_rules():
-        if key.upper() == r.code or key == r.name:
-            return r
-    raise PtxstaticError(f"no rule {code_or_name!r}; `ptxstatic rules` lists them")

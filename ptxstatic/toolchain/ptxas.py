@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import tempfile
 from dataclasses import asdict, dataclass
@@ -19,6 +18,7 @@ from ptxstatic.errors import PtxstaticError
 from ptxstatic.limits import PTXAS_TIMEOUT_S, TOOL_QUERY_TIMEOUT_S
 from ptxstatic.ptx.ast import Module
 from ptxstatic.toolchain.process import find, run_tool
+from ptxstatic.user_cache import cache_root
 
 
 @dataclass
@@ -106,9 +106,10 @@ def assemble(text: str, arch: str, *, verbose: bool = False, timeout_s: float = 
     return proc.stderr + proc.stdout
 
 
-def cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "ptxstatic" / "ptxas"
+def cache_dir() -> Path | None:
+    """Where the statistics are cached (``ptxas/`` in the user cache directory), or None when caching is off."""
+    root = cache_root()
+    return None if root is None else root / "ptxas"
 
 
 def ptxas_stats(ptx: str, arch: str, *, cache: Path | None = None) -> dict[str, PtxasFunction] | None:
@@ -119,6 +120,8 @@ def ptxas_stats(ptx: str, arch: str, *, cache: Path | None = None) -> dict[str, 
     if not available():
         return None
     cache = cache or cache_dir()
+    if cache is None:
+        return parse_verbose(assemble(ptx, arch, verbose=True), arch)
     key = hashlib.sha256(f"{version()}\0{arch}\0{ptx}".encode()).hexdigest()
     path = cache / f"{key}.json"
     if path.exists():

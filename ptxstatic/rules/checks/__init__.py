@@ -1,1 +1,1 @@
-"""The rules: every module here is imported by :func:`ptxstatic.rules.registry.all_rules`."""
+"""The rules, one module each: :func:`ptxstatic.rules.catalog.all_rules` imports every module here."""
