@@ -10,9 +10,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from util import ROOT
+from helpers import DATA, ROOT
 
-PROJECT = ROOT / "tests" / "data" / "hook" / "project"
+PROJECT = DATA / "hook" / "project"
 TMPXFT = re.compile(rb"tmpxft_[0-9a-f]{8}_[0-9a-f]{8}")
 #: VS Code's $gcc problem matcher (vscode/extensions/cpp ... problemMatchers)
 GCC_MATCHER = re.compile(r"^(.*?):(\d+):(\d*):?\s+(?:fatal\s+)?(warning|error):\s+(.*)$")

@@ -34,7 +34,7 @@ def test_wheel_is_self_contained(tmp_path: Path):
         f"assert ptxstatic.__file__.startswith({str(site)!r}), ptxstatic.__file__\n"
         f"assert str(grammar_path()).startswith({str(site)!r}), grammar_path()\n"
         f"print(len(parse_file({str(FRONTEND_DATA / 'small_sm80.ptx')!r}).kernels))\n"
-        "from ptxstatic.rules.registry import get_rule\n"
+        "from ptxstatic.rules.catalog import get_rule\n"
         "assert get_rule('PS201').doc.startswith('# PS201')\n"
     )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,

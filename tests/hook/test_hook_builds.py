@@ -10,7 +10,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from hook_util import (
+from helpers import needs_nvcc
+from hook_helpers import (
     copy_project,
     diagnostics,
     hook_env,
@@ -20,7 +21,6 @@ from hook_util import (
     run,
     tool,
 )
-from util import needs_nvcc
 
 pytestmark = [needs_nvcc, pytest.mark.slow]
 

@@ -3,7 +3,7 @@
 The expectations live in the sources: a line marked ``expect: PS201`` is where the rule must report, a line
 marked ``expect-call: PS201`` is the call site of inlined code whose barrier is reported; kernels named
 ``ok_*`` must stay silent. The PTX was compiled by nvcc (sm_90) with ``-lineinfo``, without line
-information and with ``-G`` (tests/rules/regenerate.py).
+information and with ``-G`` (tests/data/rules/regenerate.py).
 """
 
 from __future__ import annotations
@@ -12,15 +12,16 @@ import re
 from pathlib import Path
 
 import pytest
-from util import ROOT
+from helpers import DATA, ROOT
 
 from ptxstatic.config import Config
 from ptxstatic.ptx import parse_file
+from ptxstatic.rules.catalog import get_rule
 from ptxstatic.rules.engine import lint_module
-from ptxstatic.rules.registry import get_rule
 
-RULES = ROOT / "tests" / "rules"
+RULES = DATA / "rules"
 SOURCES = sorted((RULES / "cuda").glob("ps201_*"))
+SOURCE_DIR = (RULES / "cuda").relative_to(ROOT)  # as the PTX's .file directives name it
 PTX = {v: RULES / "ptx" / v / "ps201_barrier.ptx" for v in ("lineinfo", "plain", "G")}
 PS201 = [get_rule("PS201")]
 
@@ -90,7 +91,7 @@ def test_without_line_information_findings_point_into_the_ptx():
 
 def test_fingerprints_are_stable_when_lines_move(tmp_path: Path):
     """The same kernels with three lines added above them: other line numbers, the same fingerprints."""
-    shifted_src = tmp_path / "tests/rules/cuda"
+    shifted_src = tmp_path / SOURCE_DIR
     shifted_src.mkdir(parents=True)
     for src in SOURCES:
         (shifted_src / src.name).write_text("\n\n\n" + src.read_text())
@@ -116,7 +117,7 @@ def test_fingerprints_are_stable_when_lines_move(tmp_path: Path):
     ("// ignore[PS201]", False),
 ])
 def test_suppression_comment(tmp_path: Path, comment: str, silenced: bool):
-    copy = tmp_path / "tests/rules/cuda"
+    copy = tmp_path / SOURCE_DIR
     copy.mkdir(parents=True)
     for src in SOURCES:
         text = src.read_text()
@@ -130,7 +131,7 @@ def test_suppression_comment(tmp_path: Path, comment: str, silenced: bool):
 
 
 def test_suppression_at_the_call_site_of_inlined_code(tmp_path: Path):
-    copy = tmp_path / "tests/rules/cuda"
+    copy = tmp_path / SOURCE_DIR
     copy.mkdir(parents=True)
     for src in SOURCES:
         text = src.read_text().replace("v = stage_through_shared(tile, v);  // expect-call: PS201",

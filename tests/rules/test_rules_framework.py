@@ -6,17 +6,18 @@ import re
 from pathlib import Path
 
 import pytest
-from hook_util import GCC_MATCHER
-from util import ROOT
+from helpers import DATA, ROOT
+from hook_helpers import GCC_MATCHER
 
 from ptxstatic.config import Config, ConfigError, config_for, find_config, load_config
 from ptxstatic.findings import Finding, Location, Note, Severity
 from ptxstatic.ptx import parse_file
 from ptxstatic.report.diagnostics import display_path, format_finding
+from ptxstatic.rules.catalog import all_rules, get_rule
 from ptxstatic.rules.engine import check_config, lint_module
-from ptxstatic.rules.registry import CATEGORIES, Rule, all_rules, get_rule
+from ptxstatic.rules.registry import CATEGORIES, Rule
 
-LINEINFO = ROOT / "tests/rules/ptx/lineinfo/ps201_barrier.ptx"
+LINEINFO = DATA / "rules/ptx/lineinfo/ps201_barrier.ptx"
 DOC_SECTIONS = ("## What it detects", "## Why it matters", "## Example", "## How to fix", "## Known false positives")
 
 

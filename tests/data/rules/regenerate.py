@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Regenerate the PTX fixtures of the rule tests: ``tests/rules/cuda/*.cu`` -> ``tests/rules/ptx/<variant>/``.
+"""Regenerate the PTX of the rule tests: ``tests/data/rules/cuda/*.cu`` -> ``tests/data/rules/ptx/<variant>/``.
 
 Each source is compiled for sm_90 three ways: ``lineinfo`` (``-lineinfo``), ``plain`` (no line information)
 and ``G`` (``-G``), with the path normalisation of ``tests/fixtures/regenerate.py`` (run from the repository
@@ -19,7 +19,7 @@ VARIANTS = {"lineinfo": ["-lineinfo"], "plain": [], "G": ["-G"]}
 
 
 def _fixture_tools():
-    spec = importlib.util.spec_from_file_location("regenerate", HERE.parent / "fixtures" / "regenerate.py")
+    spec = importlib.util.spec_from_file_location("regenerate", HERE.parents[1] / "fixtures" / "regenerate.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
