@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ptxstatic.hook.capture import Captured
-from ptxstatic.hook.command_line import NvccCommand, arch_key
+from ptxstatic.toolchain.nvcc_command import NvccCommand, arch_key
 from ptxstatic.limits import HOOK_KEPT_PTX_FILES
 
 

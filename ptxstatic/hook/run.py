@@ -17,7 +17,7 @@ import subprocess
 import sys
 
 from ptxstatic.hook.capture import PtxCapture, nvcc_temp_dir
-from ptxstatic.hook.command_line import NvccCommand, parse_command
+from ptxstatic.toolchain.nvcc_command import NvccCommand, parse_command
 from ptxstatic.toolchain.passthrough import exec_command, start_command
 
 # Only what starting nvcc needs is imported before it starts (no pathlib, tempfile or shutil): every

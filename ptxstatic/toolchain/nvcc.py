@@ -1,9 +1,11 @@
-"""nvcc: compiling ``.cu`` files to PTX, and its version."""
+"""nvcc: compiling ``.cu`` files to PTX (with the headers they include), and its version."""
 
 from __future__ import annotations
 
 import shlex
 import tempfile
+import threading
+from dataclasses import dataclass
 from pathlib import Path
 
 from ptxstatic.errors import PtxstaticError
@@ -13,25 +15,61 @@ from ptxstatic.toolchain.process import find, run_tool
 DEFAULT_FLAGS = "-arch=sm_80 -lineinfo"
 
 
+@dataclass(frozen=True)
+class CompiledPtx:
+    """The PTX of one translation unit and the files nvcc read to make it (the source and every header)."""
+
+    text: str
+    dependencies: tuple[str, ...]
+
+
+class NvccFailed(PtxstaticError):
+    """nvcc ran and rejected the source; ``output`` is its own diagnostics."""
+
+    def __init__(self, source: str, status: int, output: str) -> None:
+        super().__init__(f"nvcc failed on {source} (exit {status}):\n{output}")
+        self.source, self.status, self.output = source, status, output
+
+
 def nvcc_path() -> str | None:
     return find("nvcc")
 
 
 def compile_to_ptx(source: str | Path, flags: str = DEFAULT_FLAGS) -> str:
     """Run ``nvcc -ptx`` on a CUDA file and return the PTX text; nvcc's diagnostics become the error."""
-    nvcc = nvcc_path()
+    return compile_ptx(source, shlex.split(flags), dependencies=False).text
+
+
+def compile_ptx(source: str | Path, args: list[str], *, cwd: str | Path | None = None, nvcc: str | None = None,
+                dependencies: bool = True, cancel: threading.Event | None = None) -> CompiledPtx:
+    """``nvcc -ptx ARGS SOURCE`` in ``cwd`` (relative paths in ``args`` and ``source`` are taken from there).
+
+    ``nvcc`` is the compiler to run (default: the one on the PATH). With ``dependencies``, nvcc also lists the
+    files it read (``-MD``). ``cancel`` kills nvcc when set (:class:`~.process.ToolCancelled`). A failed
+    compilation raises :class:`NvccFailed` carrying nvcc's messages.
+    """
+    nvcc = nvcc or nvcc_path()
     if nvcc is None:
         raise PtxstaticError(
             f"{source}: nvcc is not on the PATH, so .cu files cannot be compiled here; "
             "compile with `nvcc -ptx` elsewhere and pass the .ptx file"
         )
     with tempfile.TemporaryDirectory(prefix="ptxstatic-") as tmp:
-        out = Path(tmp) / "out.ptx"
-        proc = run_tool([nvcc, "-ptx", *shlex.split(flags), str(source), "-o", str(out)], NVCC_TIMEOUT_S, str(source))
+        out, deps = Path(tmp) / "out.ptx", Path(tmp) / "out.d"
+        argv = [nvcc, "-ptx", *args, str(source), "-o", str(out)]
+        if dependencies:
+            argv += ["-MD", "-MF", str(deps)]
+        proc = run_tool(argv, NVCC_TIMEOUT_S, str(source), cwd=None if cwd is None else str(cwd), cancel=cancel)
         if proc.returncode != 0:
-            msg = (proc.stderr or proc.stdout).strip()
-            raise PtxstaticError(f"nvcc failed on {source} (exit {proc.returncode}):\n{msg}")
-        return out.read_text()
+            raise NvccFailed(str(source), proc.returncode, (proc.stderr or proc.stdout).strip())
+        listed = _make_dependencies(deps.read_text(errors="replace")) if dependencies else ()
+        base = Path(cwd) if cwd is not None else Path.cwd()
+        return CompiledPtx(out.read_text(), tuple(str((base / d).resolve()) for d in listed))
+
+
+def _make_dependencies(text: str) -> list[str]:
+    """The prerequisites of a make rule as nvcc's ``-MD`` writes it (``out.ptx : a.cu \\`` ``b.h``)."""
+    return shlex.split(text.replace("\\\n", " ").partition(":")[2])
 
 
 def nvcc_version() -> str:

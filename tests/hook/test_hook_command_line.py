@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from ptxstatic.hook.capture import TMPXFT_PTX, descends_from
-from ptxstatic.hook.command_line import arch_key, parse_command
+from ptxstatic.toolchain.nvcc_command import arch_key, parse_command
 
 
 @pytest.mark.parametrize("argv, best", [

@@ -221,3 +221,45 @@ def _virtual_archs(opts: list[tuple[str, str | None]]) -> list[str] | None:
                     return None
                 archs.append("compute_" + a.split("_", 1)[1])
     return sorted(set(archs), key=arch_key) or None
+
+
+#: options a ``-ptx`` compilation of the same translation unit leaves out: phases, outputs, dependency files,
+#: kept intermediates and architectures (:func:`ptx_arguments` puts back the one it analyses)
+_NOT_FOR_PTX = frozenset({
+    "-c", "--compile", "-ptx", "--ptx", "-cubin", "--cubin", "-fatbin", "--fatbin", "-E", "--preprocess", "-M",
+    "--generate-dependencies", "-MM", "--generate-nonsystem-dependencies", "-MD",
+    "--generate-dependencies-with-compile", "-MMD", "--generate-nonsystem-dependencies-with-compile", "-MP",
+    "--generate-dependency-targets", "-MF", "--dependency-output", "-MT", "--dependency-target-name", "-o",
+    "--output-file", "-odir", "--output-directory", "-keep", "--keep", "-keep-dir", "--keep-dir", "-save-temps",
+    "--save-temps", "-arch", "--gpu-architecture", "-code", "--gpu-code", "-gencode", "--generate-code", "-lib",
+    "--lib", "-link", "--link", "-dlink", "--device-link", "-optix-ir", "--optix-ir", "-ltoir", "--ltoir", "-dlto",
+    "--dlink-time-opt", "-cuda", "--cuda", "-run", "--run", "-optf", "--options-file",
+})
+_RELOCATABLE = frozenset({"-dc", "--device-c", "-dw", "--device-w"})
+
+
+def ptx_arguments(cmd: NvccCommand) -> list[str]:
+    """nvcc's arguments for ``nvcc -ptx`` of the command's translation unit, as written in the command less
+    its inputs, outputs, phase, dependency-file and architecture options; ``-arch=compute_NN`` for its
+    highest virtual architecture (the one the hook analyses; nvcc's default where the command names none it
+    can tell) and ``-rdc=true`` for ``-dc``."""
+    out: list[str] = []
+    relocatable = False
+    args = cmd.args
+    i = 0
+    while i < len(args):
+        a = args[i]
+        name, eq, _ = a.partition("=")
+        span = args[i:i + 2] if name in _VALUE_OPTIONS and not eq else [a]
+        i += len(span)
+        if not a.startswith("-") or a == "-" or name in _NOT_FOR_PTX:
+            continue
+        if name in _RELOCATABLE:
+            relocatable = True
+            continue
+        out += span
+    if relocatable:
+        out.append("-rdc=true")
+    if cmd.best_arch is not None:
+        out.append(f"-arch={cmd.best_arch}")
+    return out
