@@ -22,7 +22,11 @@ from ptxstatic.findings import Severity
 from ptxstatic.launch import Launch
 
 CONFIG_NAMES = ("ptxstatic.toml", "pyproject.toml")
-KEYS = ("gpu", "select", "ignore", "per-file-ignores", "rules", "nvcc-flags", "launch", "fail-on")
+KEYS = ("gpu", "select", "ignore", "per-file-ignores", "rules", "nvcc-flags", "launch", "fail-on", "exclude",
+        "extend-exclude", "build-dir")
+#: what ``ptxstatic check`` skips unless ``exclude`` says otherwise: version control, environments, build trees
+DEFAULT_EXCLUDE = (".git", ".hg", ".svn", ".venv", "venv", ".tox", "node_modules", "__pycache__", "build",
+                   "_build", "dist", "CMakeFiles")
 _CODE = re.compile(r"^(ALL|PS\d{0,3})$")
 
 
@@ -48,6 +52,9 @@ class Config:
     nvcc_flags: str | None = None
     launch: Launch | None = field(default=None, hash=False)
     fail_on: Severity = Severity.WARNING
+    exclude: tuple[str, ...] = DEFAULT_EXCLUDE
+    extend_exclude: tuple[str, ...] = ()
+    build_dir: str | None = None
 
     @property
     def root(self) -> Path | None:
@@ -70,6 +77,29 @@ class Config:
             if fnmatch.fnmatchcase(target, pattern) and any(_match_length(c, code) >= 0 for c in codes):
                 return True
         return False
+
+    def is_excluded(self, path: str | Path, parents: bool = True) -> bool:
+        """Whether ``exclude``/``extend-exclude`` skip ``path`` (a file, or a directory and all under it): a
+        pattern without ``/`` matches the path's name or (``parents``) the name of a directory above it below
+        the configuration's directory (else the current one); one with ``/`` matches the path relative to it."""
+        base = (self.root or Path.cwd()).resolve()
+        full = Path(path).resolve()
+        rel = full.relative_to(base).as_posix() if full.is_relative_to(base) else full.name
+        names = rel.split("/") if parents else [full.name]
+        for pattern in (*self.exclude, *self.extend_exclude):
+            if "/" in pattern:
+                if fnmatch.fnmatchcase(rel, pattern.strip("/")):
+                    return True
+            elif any(fnmatch.fnmatchcase(name, pattern) for name in names):
+                return True
+        return False
+
+    @property
+    def build_path(self) -> Path | None:
+        """``build-dir`` as a path (relative to the configuration's directory), or None."""
+        if self.build_dir is None:
+            return None
+        return (self.root / self.build_dir) if self.root is not None else Path(self.build_dir)
 
     def rule_options(self, code: str) -> dict[str, Any]:
         return self.rules.get(code, {})
@@ -184,6 +214,11 @@ def _from_table(config: Config, table: dict[str, Any]) -> Config:
         values["gpu"] = _string(config, table, "gpu")
     if "nvcc-flags" in table:
         values["nvcc_flags"] = _string(config, table, "nvcc-flags")
+    if "build-dir" in table:
+        values["build_dir"] = _string(config, table, "build-dir")
+    for key in ("exclude", "extend-exclude"):
+        if key in table:
+            values[key.replace("-", "_")] = _strings(config, table, key)
     for key in ("select", "ignore"):
         if key in table:
             values[key] = _codes(config, table[key], key)
@@ -216,6 +251,13 @@ def _string(config: Config, table: dict[str, Any], key: str) -> str:
     if not isinstance(value, str):
         raise config.error(f"{key} must be a string, not {type(value).__name__}", key)
     return value
+
+
+def _strings(config: Config, table: dict[str, Any], key: str) -> tuple[str, ...]:
+    value = table[key]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise config.error(f"{key} must be a list of glob patterns such as [\"third_party\", \"legacy/*.cu\"]", key)
+    return tuple(value)
 
 
 def _codes(config: Config, value: Any, *keys: str) -> tuple[str, ...]:

@@ -118,8 +118,26 @@ class Finding:
             "location": loc(self.location), "ptx": loc(self.ptx), "source": loc(self.source),
             "inlined_at": [loc(x) for x in self.inlined_at],
             "notes": [{"message": n.message, "location": loc(n.location)} for n in self.notes],
-            "properties": self.properties, "fingerprint": self.fingerprint(root),
+            "properties": self.properties, "context": self.context, "occurrence": self.occurrence,
+            "fingerprint": self.fingerprint(root),
         }
+
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Finding:
+        """The finding :meth:`to_dict` wrote (its fingerprint is recomputed, not read)."""
+
+        def loc(x: dict | None) -> Location | None:
+            return None if x is None else Location(x["file"], x["line"], x["column"])
+
+        return cls(
+            code=data["code"], severity=Severity.parse(data["severity"]), message=data["message"],
+            kernel=data["kernel"], ptx=loc(data["ptx"]), display_name=data["display_name"],
+            source=loc(data["source"]), inlined_at=tuple(loc(x) for x in data["inlined_at"]),
+            notes=tuple(Note(n["message"], loc(n["location"])) for n in data["notes"]),
+            context=data.get("context", ""), occurrence=data.get("occurrence", 0),
+            properties=dict(data["properties"]),
+        )
 
 
 _NUMBER = re.compile(r"\d+")

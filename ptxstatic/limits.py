@@ -37,6 +37,8 @@ MODEL_CARD_BYTES = 64 * 1024 * 1024
 SHAPE_CACHE_ENTRIES = 100_000
 #: statement shapes kept in the on-disk shape cache (the most recently added)
 SHAPE_CACHE_DISK_ENTRIES = 50_000
+#: results ``ptxstatic check`` keeps in its on-disk cache (the most recently used)
+CHECK_CACHE_ENTRIES = 4096
 #: PTX files the nvcc hook keeps in the user cache for findings without line information (the newest)
 HOOK_KEPT_PTX_FILES = 256
 

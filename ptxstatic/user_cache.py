@@ -7,7 +7,9 @@ statistics (``toolchain/ptxas.py``) and the PTX the nvcc hook keeps for findings
 
 from __future__ import annotations
 
+import hashlib
 import os
+import tempfile
 from pathlib import Path
 
 
@@ -17,3 +19,24 @@ def cache_root() -> Path | None:
         return None
     base = os.environ.get("PTXSTATIC_CACHE_DIR")
     return Path(base) if base else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ptxstatic"
+
+
+def keep_copy(data: bytes, stem: str, folder: str, newest: int) -> Path | None:
+    """A lasting copy of ``data`` named by its content (``STEM-HASH.ptx``) in ``folder`` of the cache (of the
+    temporary directory when caching is off), keeping the ``newest`` files there; None if it cannot be written.
+    Findings in PTX that exists only for a moment (nvcc's temporary files) point at such a copy."""
+    root = cache_root() or Path(tempfile.gettempdir()) / f"ptxstatic-{os.getuid()}"
+    where = root / folder
+    target = where / f"{stem}-{hashlib.sha256(data).hexdigest()[:12]}.ptx"
+    try:
+        where.mkdir(parents=True, exist_ok=True)
+        if not target.exists():
+            tmp = where / f".{target.name}.{os.getpid()}.tmp"
+            tmp.write_bytes(data)
+            os.replace(tmp, target)
+        kept = sorted(where.glob("*.ptx"), key=lambda p: p.stat().st_mtime)
+        for old in kept[:-newest]:
+            old.unlink(missing_ok=True)
+    except OSError:
+        return None
+    return target

@@ -22,6 +22,7 @@ COMMANDS: dict[str, str] = {
     "evaluate": "ptxstatic.cli.evaluate_cmd:evaluate",
     "predict": "ptxstatic.cli.predict_cmd:predict",
     "nvcc": "ptxstatic.cli.nvcc_cmd:nvcc",
+    "check": "ptxstatic.cli.check_cmd:check",
     "rules": "ptxstatic.cli.rules_cmd:rules",
     "rule": "ptxstatic.cli.rules_cmd:rule",
 }

@@ -10,12 +10,17 @@ from ptxstatic.cli import options
 
 
 @click.command()
-@options.output_format("text", "json")
+@options.output_format("text", "json", "markdown")
 def rules(fmt: str) -> None:
-    """List every rule: code, name, category, default severity and summary."""
+    """List every rule: code, name, category, default severity and summary (markdown: README's table)."""
     from ptxstatic.rules.catalog import all_rules
 
     table = all_rules()
+    if fmt == "markdown":
+        from ptxstatic.report.rules_table import rules_markdown
+
+        click.echo(rules_markdown(table), nl=False)
+        return
     if fmt == "json":
         click.echo(json.dumps([{"code": r.code, "name": r.name, "category": r.category,
                                 "severity": str(r.severity), "summary": r.summary} for r in table], indent=1))

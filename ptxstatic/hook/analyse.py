@@ -8,19 +8,16 @@ nvcc has finished. Every problem of its own becomes one line ``ptxstatic: note: 
 
 from __future__ import annotations
 
-import hashlib
 import os
 import queue
 import re
-import shutil
-import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ptxstatic.hook.capture import Captured
-from ptxstatic.toolchain.nvcc_command import NvccCommand, arch_key
 from ptxstatic.limits import HOOK_KEPT_PTX_FILES
+from ptxstatic.toolchain.nvcc_command import NvccCommand, arch_key
 
 
 @dataclass
@@ -115,6 +112,7 @@ class Analysis(threading.Thread):
         from ptxstatic.ptx.parser import flush_shape_cache, parse_file
         from ptxstatic.report.diagnostics import format_findings
         from ptxstatic.rules.engine import lint_module
+        from ptxstatic.user_cache import keep_copy
 
         self._done.add(captured.stem)
         source = next((i for i in self.cmd.inputs if Path(i).stem == captured.stem), captured.stem)
@@ -123,7 +121,8 @@ class Analysis(threading.Thread):
             flush_shape_cache()  # now, beside nvcc, rather than at exit after it
             shown = captured.path
             if not module.files:  # findings will point into the PTX: keep it where the user can open it
-                shown = str(_keep(Path(captured.path), captured.stem))
+                kept = keep_copy(Path(captured.path).read_bytes(), captured.stem, "ptx", HOOK_KEPT_PTX_FILES)
+                shown = str(kept) if kept is not None else captured.path
             findings = lint_module(module, self._config, ptx_path=shown, source_root=self.cwd,
                                    on_failure=lambda msg: self._fail(f"{source}: {msg}"))
         except PtxstaticError as exc:
@@ -155,25 +154,3 @@ def _target(path: str) -> str | None:
     except OSError:
         pass
     return None
-
-
-def _keep(ptx: Path, stem: str) -> Path:
-    """A lasting copy of a captured PTX file, named by its content, in the user cache (or temp) directory."""
-    from ptxstatic.user_cache import cache_root
-
-    data = ptx.read_bytes()
-    root = cache_root() or Path(tempfile.gettempdir()) / f"ptxstatic-{os.getuid()}"
-    folder = root / "ptx"
-    target = folder / f"{stem}-{hashlib.sha256(data).hexdigest()[:12]}.ptx"
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        if not target.exists():
-            tmp = folder / f".{target.name}.{os.getpid()}.tmp"
-            shutil.copyfile(ptx, tmp)
-            os.replace(tmp, target)
-        kept = sorted(folder.glob("*.ptx"), key=lambda p: p.stat().st_mtime)
-        for old in kept[:-HOOK_KEPT_PTX_FILES]:
-            old.unlink(missing_ok=True)
-    except OSError:
-        return ptx
-    return target
