@@ -28,7 +28,8 @@ def test_the_cache_hits_and_a_changed_header_or_flag_invalidates(tmp_path: Path)
     assert second["findings"] == first["findings"]
     # the header scan.cu includes changes: scan.cu is analysed again, the others come from the cache
     header = project / "src" / "tile.cuh"
-    header.write_text(header.read_text().replace("    __syncthreads();  // expect", "\n    __syncthreads();  // expect"))
+    barrier = "    __syncthreads();  // expect"
+    header.write_text(header.read_text().replace(barrier, "\n" + barrier))
     third, _ = check_json("src", cwd=project, tmp=tmp_path)
     assert _cached(third)["src/scan.cu"] is False and _cached(third)["src/reduce.cu"] is True
     assert {f["location"]["line"] for f in third["findings"] if f["location"]["file"].endswith("tile.cuh")} \

@@ -28,7 +28,8 @@ def test_unsaved_text_is_analysed_at_the_files_own_path(tmp_path: Path):
     assert result.problems == [] and result.findings == []  # a uniform condition: nothing to report
     result = analyse_document(scan, config_for(scan), text="// comment\n" + scan.read_text())
     [finding] = result.findings
-    assert finding.location.file.endswith("src/tile.cuh") and finding.location.line in expected(project / "src/tile.cuh")
+    assert finding.location.file.endswith("src/tile.cuh")
+    assert finding.location.line in expected(project / "src/tile.cuh")
     assert finding.inlined_at[0].file == str(scan) and finding.inlined_at[0].line == 10  # one line lower
     assert str(scan) in result.dependencies
 
