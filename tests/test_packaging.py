@@ -23,6 +23,7 @@ def test_wheel_is_self_contained(tmp_path: Path):
     assert "ptxstatic/_grammars/ptx.lark" in names
     assert any(n.startswith("ptxstatic/_instrumentation/") for n in names)
     assert "ptxstatic/rules/docs/PS201.md" in names
+    assert "ptxstatic/report/schemas/check.schema.json" in names
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
     assert "ptxstatic-nvcc = ptxstatic.hook.main:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
     site = tmp_path / "site"
@@ -36,6 +37,8 @@ def test_wheel_is_self_contained(tmp_path: Path):
         f"print(len(parse_file({str(FRONTEND_DATA / 'small_sm80.ptx')!r}).kernels))\n"
         "from ptxstatic.rules.catalog import get_rule\n"
         "assert get_rule('PS201').doc.startswith('# PS201')\n"
+        "from ptxstatic.report.schemas import json_schema\n"
+        "assert json_schema('check')['properties']['command']['const'] == 'check'\n"
     )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
                          env={"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin", "PTXSTATIC_NO_CACHE": "1"})
