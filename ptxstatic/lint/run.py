@@ -15,7 +15,7 @@ from concurrent.futures import FIRST_COMPLETED, Executor, ProcessPoolExecutor, T
 from dataclasses import dataclass
 from pathlib import Path
 
-from ptxstatic.config import Config, config_for, load_config
+from ptxstatic.config import Config, config_for, find_config, load_config
 from ptxstatic.findings import Finding
 from ptxstatic.lint.cache import ResultCache
 from ptxstatic.lint.compile_db import CompileDatabase, find_database, load_database
@@ -97,8 +97,6 @@ class _Configs:
     def of(self, path: str) -> Config:
         if self.fixed is not None:
             return self.fixed
-        from ptxstatic.config import find_config
-
         found = find_config(path)
         if found not in self._by_file:
             self._by_file[found] = load_config(found) if found is not None else config_for(path)
