@@ -12,12 +12,13 @@ from ptxstatic.models.artifacts import load_arrays, read_card
 from ptxstatic.models.baseline_predictors import GroupForestPredictor, MeanSurfacePredictor, WuPredictor
 from ptxstatic.models.forest_predictor import ForestPredictor
 from ptxstatic.models.lstm_numpy import LstmPredictor
+from ptxstatic.models.physical_predictor import PhysicalPredictor
 
 PREDICTORS: dict[str, type] = {
     "lstm": LstmPredictor, "mean_surface": MeanSurfacePredictor, "group_forest": GroupForestPredictor,
-    "wu_clusters": WuPredictor, "forest": ForestPredictor,
+    "wu_clusters": WuPredictor, "forest": ForestPredictor, "physical": PhysicalPredictor,
 }
-DVFS_KINDS = ("lstm", "mean_surface", "group_forest", "wu_clusters")
+DVFS_KINDS = ("lstm", "mean_surface", "group_forest", "wu_clusters", "physical")
 #: the models ``predict`` looks for in a GPU's directory
 PREDICTION_MODELS = ("lstm", "forest_time", "forest_power")
 #: environment variable naming a directory of shipped models (one sub-directory per GPU)

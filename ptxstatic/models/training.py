@@ -65,7 +65,7 @@ def cv_folds(data: DvfsDataset, k: int, grouping: str, seed: int = 0, always_tra
     return grouped_folds(groups, duration_classes(durations), k, seed, longest)
 
 
-def _card(data: DvfsDataset, name: str, params: dict, split: str, metrics: dict | None) -> dict:
+def model_card(data: DvfsDataset, name: str, params: dict, split: str, metrics: dict | None) -> dict:
     return {
         "name": name, "gpu": data.gpu, "date": datetime.date.today().isoformat(),
         "training_data": {
@@ -78,7 +78,7 @@ def _card(data: DvfsDataset, name: str, params: dict, split: str, metrics: dict 
     }
 
 
-def _jsonable(params: dict) -> dict:
+def jsonable(params: dict) -> dict:
     return {k: (list(v) if isinstance(v, tuple) else v) for k, v in params.items()}
 
 
@@ -110,7 +110,7 @@ def train_dvfs(
         f"; metrics from {cv_metrics['folds']}-fold cross-validation grouped by {cv_metrics['grouping']}, "
         "stratified by duration" if cv_metrics else ""
     )
-    card = _card(data, name, _jsonable(model.get_params()), split, cv_metrics)  # type: ignore[attr-defined]
+    card = model_card(data, name, jsonable(model.get_params()), split, cv_metrics)  # type: ignore[attr-defined]
     choice = cv_metrics["energy_choice"] if cv_metrics else None
     card["energy_source"] = min(choice, key=lambda k: choice[k]["excess_over_oracle"]) if choice else "head"
     return save_model(out, DVFS_KIND[name], arrays, config, card)
@@ -175,8 +175,8 @@ def train_forest(
         f"; metrics from nested {cv_metrics['folds']}-fold cross-validation grouped by {cv_metrics['grouping']} "
         "(five longest always in training)" if cv_metrics else ""
     )
-    params = {**_jsonable(model.get_params()), "best_params": config["best_params"]}
-    card = _card(data, f"forest_{target}", params, split, cv_metrics)
+    params = {**jsonable(model.get_params()), "best_params": config["best_params"]}
+    card = model_card(data, f"forest_{target}", params, split, cv_metrics)
     card["target_at"] = {"f_mem_mhz": data.clocks.f_mem[data.clocks.reference],
                          "f_core_mhz": data.clocks.f_core[data.clocks.reference]}
     card["features_per_thread"] = "threads_per_cta" not in names

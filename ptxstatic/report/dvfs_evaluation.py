@@ -15,7 +15,7 @@ _DVFS_COLUMNS = [
 ]
 
 
-def _choice(report: dict) -> tuple[str, dict]:
+def energy_choice(report: dict) -> tuple[str, dict]:
     """The energy estimate whose minimum-energy choice has the smaller mean excess over the oracle."""
     return min(report["energy_choice"].items(), key=lambda kv: kv[1]["excess_over_oracle"])
 
@@ -24,7 +24,7 @@ def _dvfs_rows(results: dict) -> tuple[list[str], list[list[str]]]:
     header = ["model", *[c[0] for c in _DVFS_COLUMNS], "E saved vs F_max %", "E over oracle %", "E from"]
     rows = []
     for name, rep in results.get("dvfs", {}).items():
-        source, choice = _choice(rep)
+        source, choice = energy_choice(rep)
         rows.append([
             name, *[f"{rep['scaling'][h][k]:.2f}" for _, h, k in _DVFS_COLUMNS],
             f"{choice['saved_vs_fmax']:.1f}", f"{choice['excess_over_oracle']:.2f}", source,

@@ -1,0 +1,214 @@
+"""Training the physical DVFS model (scikit-learn and scipy; inference is :mod:`physical_predictor`).
+
+``PhysicalDvfs`` follows the DVFS model interface (``fit(X, y, clocks)``, ``predict(X)``, ``export()``):
+
+1. the GPU's shape (overlap and core-power exponents) is learned from the training surfaces, and each
+   training kernel's four quantities are fitted to its measured surfaces (``physical_fit``);
+2. a learner maps the kernel's intensity features to those quantities: ``trees`` (extra-trees),
+   ``gbm`` (gradient boosting, one model per quantity), ``neighbors`` (k nearest training kernels), ``ridge``,
+   ``roofline`` (first principles with two
+   calibration constants) or ``constant`` (the quantities of the training set's geometric-mean surface);
+3. inner cross-validation grouped by ``groups`` (benchmark families) gives out-of-fold predictions, on which
+   the shrinkage toward the mean surface (as a function of the out-of-distribution score) and the
+   conformal interval widths are fitted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+from scipy.optimize import minimize
+from sklearn.base import BaseEstimator
+from sklearn.ensemble import ExtraTreesRegressor, GradientBoostingRegressor
+from sklearn.linear_model import Ridge
+from sklearn.model_selection import GroupKFold
+
+from ptxstatic.dataset.dataset import DvfsDataset
+from ptxstatic.dvfs import ClockTable
+from ptxstatic.features.intensity import MODEL_FEATURES, NAMES, intensity_matrix
+from ptxstatic.models.artifacts import save_model
+from ptxstatic.models.metrics import scaling_metrics
+from ptxstatic.models.ood import OodReference, profile
+from ptxstatic.models.physical import MEANINGS, PhysicalShape
+from ptxstatic.models.physical_fit import fit_quantities, fit_shape
+from ptxstatic.models.physical_predictor import PhysicalPredictor
+from ptxstatic.models.quantity_regressors import ROOFLINE_FEATURE, QuantityRegressor, roofline_quantities
+from ptxstatic.models.tree_arrays import export_trees
+from ptxstatic.models.uncertainty import Intervals, Shrinkage, blend
+
+LEARNERS = ("trees", "gbm", "neighbors", "ridge", "roofline", "constant")
+
+
+def _fit_trees(F: np.ndarray, Q: np.ndarray, est: PhysicalDvfs) -> tuple[dict, dict]:
+    forest = ExtraTreesRegressor(n_estimators=est.n_estimators, min_samples_leaf=est.min_samples_leaf,
+                                 max_features=est.max_features, random_state=est.seed, n_jobs=1).fit(F, Q)
+    return ({**export_trees(forest, "quantities.0"), "quantities.0.offset": np.zeros(4)},
+            {"kind": "trees", "outputs": [[0, 1, 2, 3]]})
+
+
+def _fit_gbm(F: np.ndarray, Q: np.ndarray, est: PhysicalDvfs) -> tuple[dict, dict]:
+    arrays: dict[str, np.ndarray] = {}
+    for k in range(4):
+        gbm = GradientBoostingRegressor(n_estimators=est.n_estimators, max_depth=est.max_depth,
+                                        learning_rate=est.learning_rate, subsample=0.8,
+                                        min_samples_leaf=est.min_samples_leaf, random_state=est.seed).fit(F, Q[:, k])
+        trees = list(gbm.estimators_[:, 0])
+        exported = export_trees(SimpleNamespace(estimators_=trees), f"quantities.{k}")
+        exported[f"quantities.{k}.value"] = exported[f"quantities.{k}.value"] * gbm.learning_rate * len(trees)
+        staged = gbm.learning_rate * sum(t.predict(F[:1])[0] for t in trees)
+        arrays.update(exported)
+        arrays[f"quantities.{k}.offset"] = np.array([gbm.predict(F[:1])[0] - staged])
+    return arrays, {"kind": "trees", "outputs": [[k] for k in range(4)]}
+
+
+def _fit_ridge(F: np.ndarray, Q: np.ndarray, est: PhysicalDvfs) -> tuple[dict, dict]:
+    mean, scale = F.mean(axis=0), F.std(axis=0)
+    scale = np.where(scale > 0, scale, 1.0)
+    ridge = Ridge(alpha=est.alpha).fit((F - mean) / scale, Q)
+    return ({"quantities.mean": mean, "quantities.scale": scale, "quantities.coef": ridge.coef_,
+             "quantities.intercept": ridge.intercept_}, {"kind": "linear"})
+
+
+def _fit_neighbors(F: np.ndarray, Q: np.ndarray, est: PhysicalDvfs) -> tuple[dict, dict]:
+    mean, scale = F.mean(axis=0), F.std(axis=0)
+    used = scale > 0
+    points = (F - mean) / np.where(used, scale, 1.0) * used
+    return ({"quantities.mean": mean, "quantities.scale": scale, "quantities.points": points, "quantities.values": Q},
+            {"kind": "neighbors", "k": est.n_neighbors})
+
+
+def _fit_roofline(F: np.ndarray, Q: np.ndarray, y: np.ndarray, shape: PhysicalShape, column: int
+                  ) -> tuple[dict, dict]:
+    rest = np.median(Q[:, [0, 2, 3]], axis=0)
+    log_t = np.log(y[:, 0])
+
+    def loss(theta: np.ndarray) -> float:
+        return float(np.abs(np.log(shape.time(roofline_quantities(F[:, column], theta, rest))) - log_t).mean())
+
+    starts = [(k, g) for k in (-4.0, -2.0, 0.0, 2.0) for g in (0.5, 1.0, 2.0)]
+    best = min((minimize(loss, np.array(s), method="Nelder-Mead") for s in starts), key=lambda r: r.fun)
+    return {"quantities.theta": best.x, "quantities.rest": rest}, {"kind": "roofline"}
+
+
+class PhysicalDvfs(BaseEstimator):
+    """Physically constrained DVFS surfaces from intensity features (see the module docstring)."""
+
+    def __init__(self, learner: str = "trees", n_estimators: int = 200, min_samples_leaf: int = 3,
+                 max_features: float = 1.0, max_depth: int = 2, learning_rate: float = 0.05, alpha: float = 10.0,
+                 n_neighbors: int = 5,
+                 features: tuple[str, ...] = MODEL_FEATURES, inner_folds: int = 5, shrink: bool = True,
+                 level: float = 0.9, gpu: str = "gtxtitanx", seed: int = 0) -> None:
+        self.learner = learner
+        self.n_estimators = n_estimators
+        self.min_samples_leaf = min_samples_leaf
+        self.max_features = max_features
+        self.max_depth = max_depth
+        self.learning_rate = learning_rate
+        self.alpha = alpha
+        self.n_neighbors = n_neighbors
+        self.features = features
+        self.inner_folds = inner_folds
+        self.shrink = shrink
+        self.level = level
+        self.gpu = gpu
+        self.seed = seed
+
+    def _features(self, X: Sequence[Sequence]) -> np.ndarray:
+        cols = [NAMES.index(n) for n in self.features]
+        return intensity_matrix(X, self.gpu)[:, cols]
+
+    def _regressor(self, F: np.ndarray, Q: np.ndarray, y: np.ndarray, shape: PhysicalShape) -> tuple[dict, dict]:
+        if self.learner == "trees":
+            return _fit_trees(F, Q, self)
+        if self.learner == "gbm":
+            return _fit_gbm(F, Q, self)
+        if self.learner == "ridge":
+            return _fit_ridge(F, Q, self)
+        if self.learner == "neighbors":
+            return _fit_neighbors(F, Q, self)
+        if self.learner == "roofline":
+            return _fit_roofline(F, Q, y, shape, list(self.features).index(ROOFLINE_FEATURE))
+        if self.learner == "constant":
+            geo = np.exp(np.log(y).mean(axis=0, keepdims=True))
+            return {"quantities.value": fit_quantities(geo, shape)[0]}, {"kind": "constant"}
+        raise ValueError(f"unknown learner {self.learner!r} (one of {', '.join(LEARNERS)})")
+
+    def _out_of_fold(self, profiles: Sequence, F: np.ndarray, Q: np.ndarray, y: np.ndarray,
+                     groups: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Inner out-of-fold model surfaces, fold mean surfaces, out-of-distribution scores and unseen shares."""
+        n = len(y)
+        pred, mean, scores, unseen = np.empty_like(y), np.empty_like(y), np.zeros(n), np.zeros(n)
+        k = min(self.inner_folds, len(set(groups)))
+        for train, test in GroupKFold(n_splits=k).split(F, groups=groups):
+            arrays, config = self._regressor(F[train], Q[train], y[train], self.shape_)
+            q = QuantityRegressor(arrays, config, self.features).predict(F[test])
+            pred[test] = self.shape_.surfaces(q)
+            mean[test] = y[train].mean(axis=0)
+            ref = OodReference.fit([profiles[i] for i in train], F[train], self.features)
+            reports = [ref.report(profiles[i], F[i]) for i in test]
+            scores[test] = [r.score for r in reports]
+            unseen[test] = [r.unknown_share for r in reports]
+        return pred, mean, scores, unseen
+
+    def fit(self, X: Sequence[Sequence], y: np.ndarray, clocks: ClockTable,
+            groups: Sequence[str] | None = None) -> PhysicalDvfs:
+        """``groups``: what inner cross-validation keeps together (benchmark families); each sample alone
+        if not given."""
+        groups = list(groups) if groups is not None else [str(i) for i in range(len(y))]
+        self.clocks_ = clocks
+        self.shape_ = fit_shape(y, clocks)
+        F = self._features(X)
+        Q = fit_quantities(y, self.shape_)
+        self.regressor_ = self._regressor(F, Q, y, self.shape_)
+        profiles = [profile(s) for s in X]
+        self.ood_ = OodReference.fit(profiles, F, self.features)
+        self.mean_surface_ = y.mean(axis=0)
+        pred, mean, scores, unseen = self._out_of_fold(profiles, F, Q, y, groups)
+        ref = clocks.reference
+        self.shrinkage_ = Shrinkage.fit(pred, mean, y, scores, unseen, ref) if self.shrink else Shrinkage()
+        w = self.shrinkage_.weight(scores, unseen)
+        self.intervals_ = Intervals.fit(blend(pred, mean, w), y, w, y, self.level)
+        self.predictor_ = PhysicalPredictor(*self.export())
+        return self
+
+    def predict(self, X: Sequence[Sequence]) -> np.ndarray:
+        return self.predictor_.predict_many(X)
+
+    def export(self) -> tuple[dict[str, np.ndarray], dict]:
+        arrays, reg_config = self.regressor_
+        return (
+            {**arrays, "mean_surface": self.mean_surface_, "intervals.h_model": self.intervals_.h_model,
+             "intervals.h_mean": self.intervals_.h_mean},
+            {"clocks": self.clocks_.to_dict(), "shape": self.shape_.to_config(), "gpu": self.gpu,
+             "features": list(self.features), "regressor": reg_config, "ood": self.ood_.to_config(),
+             "shrinkage": {"alpha": self.shrinkage_.alpha, "beta": self.shrinkage_.beta},
+             "level": self.intervals_.level},
+        )
+
+
+def train_physical(data: DvfsDataset, out: str | Path, *, learner: str = "neighbors", name: str = "physical",
+                   cv_metrics: dict | None = None, seed: int = 0, **params: object) -> Path:
+    """Train on every sample of ``data`` (inner folds grouped by benchmark family) and write the model
+    directory; the card records the GPU constants, what each quantity means, how well the quantities fit
+    the training surfaces, the shrinkage rule and the interval level."""
+    from ptxstatic.models.training import jsonable, model_card
+
+    y = data.scaling_surfaces()
+    model = PhysicalDvfs(learner=learner, seed=seed, **params).fit(data.runs, y, data.clocks, groups=data.families())
+    fitted = model.shape_.surfaces(fit_quantities(y, model.shape_))
+    split = f"trained on all {len(data)} samples; shrinkage and intervals from {model.inner_folds}-fold " \
+            "cross-validation grouped by benchmark family"
+    card = model_card(data, name, jsonable(model.get_params()), split, cv_metrics)
+    card.update(
+        energy_source="time*power",
+        quantities=MEANINGS,
+        gpu_constants={"overlap": model.shape_.overlap, "core_exponent": model.shape_.core_exponent},
+        quantity_fit={h: round(v["mape"], 3) for h, v in scaling_metrics(y, fitted, data.clocks.reference).items()},
+        shrinkage={"alpha": model.shrinkage_.alpha, "beta": model.shrinkage_.beta},
+        interval_level=model.intervals_.level,
+    )
+    arrays, config = model.export()
+    return save_model(out, "physical", arrays, config, card)
