@@ -1,4 +1,5 @@
-"""Model time of one prediction with the shipped models (numpy inference), measured in one run.
+"""Model time of one prediction with the shipped models (numpy inference, calibration included), measured in
+one run.
 
     python benchmarks/model_inference.py [--models trained/gtxtitanx] [--data TITANX_FOLDER]
 
@@ -66,7 +67,10 @@ def main() -> None:
             load = best_of(lambda d=d: load_model(d), 3)
             m = load_model(d)
             p = m.predictor
-            predict = p.predict if m.is_dvfs else p.predict_sequence
+            if m.is_dvfs:  # what predict runs: calibrated where the model is
+                predict = (lambda s, m=m: m.details([s])) if m.calibration else p.predict
+            else:
+                predict = p.predict_sequence
             times = {name: best_of(lambda s=seq, f=predict: f(s)) for name, seq in sequences.items()}
             ratios = ", ".join(f"{times[n] / parse_ms[n]:.3f}" for n in parse_ms if n in times) or "-"
             target = "10" if m.kind == "lstm" else "1"

@@ -1,64 +1,75 @@
 """The prediction pipeline, callable without the command line: how a kernel's time, power and energy scale
-with the GPU's memory and core clocks, its minimum-energy configuration and Pareto set, and its absolute
-time and power where the GPU has models for them. Inference runs on numpy arrays (no torch).
+with the GPU's memory and core clocks, with intervals, an out-of-distribution report and the shrinkage
+toward the training mean surface it caused; its minimum-energy configuration with the expected saving and
+its range, and its Pareto set; and, given a launch, a roofline estimate of its absolute time. Inference
+runs on numpy arrays (no torch, scikit-learn or scipy).
 
 Models are loaded once (:func:`load_models`); each kernel is then predicted from its executed sequence
-(from static block counts when a launch is given, else its instructions once in program order)::
+(from static block counts when a launch is given, else its program order with loop bodies weighted by
+their nesting depth)::
 
     models = load_models("gtxtitanx")
     result = predict_kernel(module, "saxpy", models, Launch((64, 1, 1), (256, 1, 1), args={"n": 1 << 20}))
-    result["min_energy"]  # {"f_mem_mhz": ..., "f_core_mhz": ..., "time_scaling": ..., "energy_scaling": ...}
+    result["min_energy"]  # {"f_mem_mhz": ..., "energy_scaling": ..., "saving": ..., "saving_low": ...}
 
 Every result is a plain, JSON-ready dict (see :func:`prediction`), the same the ``predict`` command prints.
+Every number in it comes from the one table of surfaces of the named model (or, for absolute time, from
+the roofline estimate, which says so).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ptxstatic.analysis.sequence import SeqItem, kernel_sequence
+from ptxstatic.block_counts import BlockCounts
 from ptxstatic.decisions.clocks import ScalingTable, min_energy, pareto_set
 from ptxstatic.errors import PtxstaticError
+from ptxstatic.features.intensity import DEFAULT_TRIPS, loop_weighted_runs
+from ptxstatic.features.throughput import GpuFigures, known_figures
+from ptxstatic.features.work import launch_work
 from ptxstatic.launch import Launch
-from ptxstatic.models.registry import LoadedModel, prediction_models
+from ptxstatic.models.calibration import DvfsPrediction
+from ptxstatic.models.physical import QUANTITIES
+from ptxstatic.models.registry import DEFAULT_DVFS, LoadedModel, not_shipped, prediction_model
+from ptxstatic.models.roofline import roofline_time
 from ptxstatic.ptx.ast import Function, Module
 
 #: the GPU whose shipped models are used when none is named
 DEFAULT_GPU = "gtxtitanx"
-#: absolute quantities at the reference configuration, in the order they are reported
-ABSOLUTE = ("time_ms", "power_w", "energy_mj")
-#: where the energy used for decisions comes from
-ENERGY_FROM = ("model", "head", "time*power")
+HEADS = ("time", "power", "energy")
 
 
 @dataclass(frozen=True)
 class Models:
-    """The models a prediction uses: a DVFS (scaling) model and/or absolute time and power forests."""
+    """What a prediction uses: the DVFS model (None for a GPU with published figures only) and the GPU's
+    published figures (None for a GPU without them: no absolute estimate)."""
 
     dvfs: LoadedModel | None
-    absolute: tuple[LoadedModel, ...]
-
-    @property
-    def first(self) -> LoadedModel:
-        return self.dvfs or self.absolute[0]
-
-    @property
-    def gpu(self) -> str:
-        return str(self.first.card.get("gpu"))
+    gpu: str
+    figures: GpuFigures | None
 
 
 def load_models(gpu: str | None = None, model_path: str | None = None) -> Models:
-    """The shipped models of ``gpu`` (default :data:`DEFAULT_GPU`, or the one ``model_path`` is for), or the
-    models in ``model_path`` (one model directory, or a GPU's directory of them)."""
-    dvfs, absolute = prediction_models(gpu, model_path, DEFAULT_GPU)
-    return Models(dvfs, tuple(absolute))
+    """The default DVFS model shipped for ``gpu`` (default :data:`DEFAULT_GPU`, or the one ``model_path`` is
+    for), or the model at ``model_path``; with the GPU's published figures where known."""
+    dvfs = prediction_model(gpu, model_path, DEFAULT_GPU)
+    name = str(dvfs.card.get("gpu")) if dvfs is not None else (gpu or DEFAULT_GPU)
+    figures = known_figures(name)
+    if dvfs is None and figures is None:
+        raise not_shipped(name, "models")
+    if dvfs is not None:
+        dvfs.require_calibration()  # predict reports intervals, which an uncalibrated model cannot give
+    return Models(dvfs, name, figures)
 
 
-def executed(module: Module, kernel: Function, launch: Launch | None) -> tuple[list, list[str]]:
-    """The kernel's executed sequence (with a launch: loops repeated by static block counts) or its
-    instructions in program order (without), and notes on how it was obtained."""
+def executed(module: Module, kernel: Function, launch: Launch | None) -> tuple[list, list[str], BlockCounts | None]:
+    """The kernel's executed sequence (with a launch: loops repeated by static block counts, and the counts),
+    or its program order with each instruction weighted by the assumed trip count to the power of its
+    loop depth (without), and notes on how it was obtained."""
     if launch is None:
-        return kernel_sequence(kernel), ["no --launch: every instruction counted once, in program order"]
+        note = (f"no --launch: program order, each instruction weighted by {DEFAULT_TRIPS:g}^(loop depth) since the "
+                "trip counts are unknown")
+        return loop_weighted_runs(kernel), [note], None
     from ptxstatic.analysis.executed import executed_sequence
     from ptxstatic.counts.static.estimate import estimate_counts
 
@@ -67,45 +78,39 @@ def executed(module: Module, kernel: Function, launch: Launch | None) -> tuple[l
     notes = [f"executed sequence from static block counts ({est.method})"]
     if not est.exact:
         notes.append("some block counts are estimates")
-    return seq.compact, notes
+    return seq.compact, notes, est.counts
 
 
 def predict_kernel(module: Module, kernel: str | Function, models: Models, launch: Launch | None = None, *,
-                   max_slowdown: float | None = None, energy_from: str = "model") -> dict:
-    """The prediction for one kernel of ``module`` (a dict, see :func:`prediction`).
-
-    ``max_slowdown``: only configurations at most this fraction slower than F_max are candidates for the
-    minimum-energy choice and the Pareto set. ``energy_from``: the energy decisions use, one of
-    :data:`ENERGY_FROM` (``model``: what the model card chose).
-    """
-    if energy_from not in ENERGY_FROM:
-        raise PtxstaticError(f"unknown energy source {energy_from!r}: one of {', '.join(ENERGY_FROM)}")
+                   max_slowdown: float | None = None) -> dict:
+    """The prediction for one kernel of ``module`` (a dict, see :func:`prediction`). ``max_slowdown``: only
+    configurations at most this fraction slower than F_max are candidates for the minimum-energy choice and
+    the Pareto set."""
     fn = kernel if isinstance(kernel, Function) else _kernel(module, kernel)
-    seq, notes = executed(module, fn, launch)
-    table = None
-    dvfs = models.dvfs
+    seq, notes, counts = executed(module, fn, launch)
+    table, detail, dvfs = None, None, models.dvfs
     if dvfs is not None:
-        unknown = dvfs.predictor.unknown(seq) if dvfs.kind == "lstm" else {}
-        notes += [f"not seen in training, encoded as unknown: {f} {', '.join(v)}" for f, v in unknown.items()]
-        source = dvfs.card.get("energy_source", "head") if energy_from == "model" else energy_from
-        table = ScalingTable.from_prediction(dvfs.predictor.clocks, dvfs.predictor.predict(seq), source)
-    absolute = _absolute(models, seq, launch, notes)
-    first = models.first
-    desc = {"kind": first.kind, "path": str(first.directory), "name": first.card.get("name", first.kind)}
-    return prediction(fn.name, module.filename, models.gpu, desc, table, max_slowdown, absolute, notes,
-                      first.card.get("target_at"))
+        detail = dvfs.details([seq])[0]
+        table = ScalingTable.from_prediction(dvfs.predictor.clocks, detail.surfaces,
+                                             dvfs.require_calibration().energy_from, detail.lower, detail.upper)
+        rising = table.rising_time()
+        if rising:
+            notes.append(f"the {dvfs.name} model is not physically constrained: time rises with a clock between "
+                         f"{rising} pairs of configurations")
+    absolute = _absolute(models, module, counts, table, notes)
+    return prediction(fn.name, module.filename, models.gpu, _describe(dvfs), table, max_slowdown, detail, absolute,
+                      notes)
 
 
 def predict_module(module: Module, models: Models, launch: Launch | None = None, *, kernel: str | None = None,
-                   max_slowdown: float | None = None, energy_from: str = "model") -> list[dict]:
+                   max_slowdown: float | None = None) -> list[dict]:
     """:func:`predict_kernel` for every kernel of ``module`` (or only ``kernel``)."""
     kernels = [k for k in module.kernels if kernel is None or k.name == kernel]
     if not kernels:
         names = ", ".join(k.name for k in module.kernels) or "none"
         raise PtxstaticError(f"{module.filename}: no kernel {kernel!r} (kernels: {names})" if kernel
                              else f"{module.filename}: no kernels")
-    return [predict_kernel(module, fn, models, launch, max_slowdown=max_slowdown, energy_from=energy_from)
-            for fn in kernels]
+    return [predict_kernel(module, fn, models, launch, max_slowdown=max_slowdown) for fn in kernels]
 
 
 def _kernel(module: Module, name: str) -> Function:
@@ -116,75 +121,102 @@ def _kernel(module: Module, name: str) -> Function:
     return fn
 
 
-def _absolute(models: Models, seq: list[SeqItem], launch: Launch | None, notes: list[str]) -> dict[str, float]:
-    """Absolute time (ms) and power (W) at the reference configuration from the GPU's forests."""
-    values = {}
-    for m in models.absolute:
-        p = m.predictor
-        if p.needs_launch and launch is None:
-            notes.append(f"absolute {p.target} needs --launch: not predicted")
-            continue
-        value = p.predict_sequence(seq, (launch.threads_per_block, launch.blocks) if launch else None)
-        values["time_ms" if p.target == "time" else "power_w"] = round(value, 6)
-    if values and not all(m.predictor.needs_launch for m in models.absolute):
-        notes.append("absolute values assume the training data's launches (the model has no launch features)")
-    return values
+def _describe(dvfs: LoadedModel | None) -> dict | None:
+    if dvfs is None:
+        return None
+    return {"name": dvfs.name, "kind": dvfs.kind, "path": str(dvfs.directory), "default": dvfs.name == DEFAULT_DVFS,
+            "interval_level": dvfs.calibration.intervals.level if dvfs.calibration else None}
+
+
+def _absolute(models: Models, module: Module, counts: BlockCounts | None, table: ScalingTable | None,
+              notes: list[str]) -> dict | None:
+    """The roofline estimate of the launch's time at the reference clocks (the DVFS table's F_max, else the
+    board's highest clocks), with the work it is computed from."""
+    if counts is None:
+        notes.append("absolute time needs --launch: the work, and so the time, grows with the grid and the arguments")
+        return None
+    if models.figures is None:
+        notes.append(f"no published figures for GPU {models.gpu!r}: no absolute time estimate")
+        return None
+    figures = models.figures
+    if table is not None:
+        ref = table.clocks.reference
+        f_mem, f_core = table.clocks.f_mem[ref], table.clocks.f_core[ref]
+    else:
+        f_mem, f_core = figures.memory_mhz, figures.max_core_mhz
+    dvfs = models.dvfs
+    overlap = getattr(getattr(dvfs.predictor, "shape", None), "overlap", None) if dvfs else None
+    work = launch_work(module, counts, figures)
+    if work.unknown_copies:
+        notes.append(f"{work.unknown_copies:g} executed copies of a size not known statically: their bytes are "
+                     "not in the absolute estimate")
+    est = roofline_time(work, figures, f_mem, f_core, overlap)
+    return {**est.to_dict(), "work": work.to_dict(), "gpu": figures.to_dict()}
+
+
+def _rounded(x: float) -> float:
+    return round(float(x), 5)
+
+
+def _config(table: ScalingTable, i: int) -> dict:
+    """One configuration: its clocks and, per head, the scaling factor with its interval bounds."""
+    clocks = table.clocks
+    row: dict = {"f_mem_mhz": clocks.f_mem[i], "f_core_mhz": clocks.f_core[i]}
+    for h, (name, values) in enumerate(zip(HEADS, (table.time, table.power, table.energy))):
+        row[f"{name}_scaling"] = _rounded(values[i])
+        if table.lower is not None and table.upper is not None:
+            row[f"{name}_low"], row[f"{name}_high"] = _rounded(table.lower[h, i]), _rounded(table.upper[h, i])
+    return row
+
+
+def _choice(table: ScalingTable, i: int) -> dict:
+    """The minimum-energy configuration with the energy it is expected to save against F_max, and the range
+    of that saving (from the energy interval)."""
+    row = _config(table, i)
+    row["saving"] = _rounded(1.0 - table.energy[i])
+    if "energy_low" in row:
+        row["saving_low"], row["saving_high"] = _rounded(1.0 - row["energy_high"]), _rounded(1.0 - row["energy_low"])
+    return row
+
+
+def _per_config_time(absolute: dict | None, table: ScalingTable, i: int) -> dict:
+    """Absolute time at configuration ``i``: the roofline estimate at F_max times the table's time scaling."""
+    if absolute is None:
+        return {}
+    out = {"time_ms": round(absolute["time_ms"] * float(table.time[i]), 6)}
+    if table.lower is not None and table.upper is not None:
+        out["time_ms_low"] = round(absolute["time_ms_low"] * float(table.lower[0, i]), 6)
+        out["time_ms_high"] = round(absolute["time_ms_high"] * float(table.upper[0, i]), 6)
+    return out
 
 
 def prediction(
-    kernel: str, file: str, gpu: str, model: dict, table: ScalingTable | None, max_slowdown: float | None,
-    absolute: dict[str, float] | None = None, notes: list[str] | None = None, reference: dict | None = None,
+    kernel: str, file: str, gpu: str, model: dict | None, table: ScalingTable | None, max_slowdown: float | None,
+    detail: DvfsPrediction | None = None, absolute: dict | None = None, notes: list[str] | None = None,
 ) -> dict:
     """Everything reported for one kernel, as a JSON-ready dict (what ``ptxstatic predict`` prints).
 
-    ``absolute``: predicted time (ms) and/or power (W) at the reference configuration, if known; every
-    configuration then also gets absolute values (energy in mJ when both are known). Without a scaling
-    ``table`` (a GPU with absolute models only) there are no configurations, and ``reference`` gives the
-    clocks the absolute values are for.
+    ``model``: which DVFS model produced the scaling, the intervals and the decisions; ``absolute``: the
+    roofline estimate (its ``model`` field says so), whose time at F_max, times each configuration's time
+    scaling, is every configuration's ``time_ms``. Without a scaling ``table`` (a GPU with published figures
+    only) there are no configurations.
     """
-    absolute = dict(absolute or {})
-    if "time_ms" in absolute and "power_w" in absolute:
-        absolute["energy_mj"] = round(absolute["time_ms"] * absolute["power_w"], 6)
+    out: dict = {"kernel": kernel, "file": file, "gpu": gpu, "model": model, "absolute": absolute,
+                 "max_slowdown": max_slowdown, "notes": notes or []}
     if table is None:
-        return {
-            "kernel": kernel, "file": file, "gpu": gpu, "model": model, "reference": {**(reference or {}), **absolute},
-            "energy_source": None, "max_slowdown": max_slowdown, "min_energy": None, "pareto": [], "configs": [],
-            "notes": notes or [],
-        }
-    clocks = table.clocks
-    ref = clocks.reference
-    best = min_energy(table, max_slowdown)
-    front = pareto_set(table, max_slowdown)
-    rows = []
-    for i in range(len(clocks)):
-        row = {
-            "f_mem_mhz": clocks.f_mem[i], "f_core_mhz": clocks.f_core[i],
-            "time_scaling": round(float(table.time[i]), 5), "power_scaling": round(float(table.power[i]), 5),
-            "energy_scaling": round(float(table.energy[i]), 5),
-            "speedup": round(float(table.speedup[i]), 5), "min_energy": i == best, "pareto": i in front,
-        }
-        if "time_ms" in absolute:
-            row["time_ms"] = round(absolute["time_ms"] * float(table.time[i]), 6)
-        if "power_w" in absolute:
-            row["power_w"] = round(absolute["power_w"] * float(table.power[i]), 4)
-        if "time_ms" in absolute and "power_w" in absolute:
-            row["energy_mj"] = round(row["time_ms"] * row["power_w"], 6)
-        rows.append(row)
+        return {**out, "reference": None, "energy_source": None, "ood": None, "quantities": None,
+                "min_energy": None, "pareto": [], "configs": []}
+    clocks, ref = table.clocks, table.clocks.reference
+    best, front = min_energy(table, max_slowdown), pareto_set(table, max_slowdown)
+    rows = [{**_config(table, i), "speedup": _rounded(table.speedup[i]), "min_energy": i == best,
+             "pareto": i in front, **_per_config_time(absolute, table, i)} for i in range(len(clocks))]
+    ood = None
+    if detail is not None:
+        ood = {**detail.ood.to_dict(), "shrinkage": round(detail.mean_weight, 4)}
+    quantities = None
+    if detail is not None and detail.quantities is not None:
+        quantities = {q: round(float(v), 4) for q, v in zip(QUANTITIES, detail.quantities)}
+    return {**out, "reference": {"f_mem_mhz": clocks.f_mem[ref], "f_core_mhz": clocks.f_core[ref]},
+            "energy_source": table.energy_source, "ood": ood, "quantities": quantities,
+            "min_energy": _choice(table, best), "pareto": [_config(table, i) for i in front], "configs": rows}
 
-    def brief(i: int) -> dict:
-        return {
-            "f_mem_mhz": clocks.f_mem[i], "f_core_mhz": clocks.f_core[i],
-            "time_scaling": round(float(table.time[i]), 5),
-            "energy_scaling": round(float(table.decision_energy[i]), 5),
-        }
-
-    return {
-        "kernel": kernel, "file": file, "gpu": gpu, "model": model,
-        "reference": {"f_mem_mhz": clocks.f_mem[ref], "f_core_mhz": clocks.f_core[ref], **absolute},
-        "energy_source": table.energy_source,
-        "max_slowdown": max_slowdown,
-        "min_energy": brief(best),
-        "pareto": [brief(i) for i in front],
-        "configs": rows,
-        "notes": notes or [],
-    }

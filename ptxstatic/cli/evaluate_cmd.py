@@ -1,5 +1,6 @@
-"""``ptxstatic evaluate``: the paper's metrics for shipped models on a dataset, or a grouped
-cross-validation of every model side by side (``--cv K``, which trains and so needs torch/scikit-learn)."""
+"""``ptxstatic evaluate``: trained models scored on a dataset (validation applications: every model side by
+side, with per-sample errors and interval coverage), or a grouped cross-validation of freshly trained
+models on a training set (``--cv K``, which trains and so needs the ``train`` extra)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ import click
 
 from ptxstatic.cli import options
 
-CV_MODELS = ("lstm", "lstm_paper", "mean_surface", "group_forest", "wu_clusters")
+#: the models ``--cv`` retrains by default: every one whose cross-validation takes minutes, not hours
+CV_MODELS = ("physical", "mean_surface", "group_forest", "wu_clusters")
 
 
 def _model_dirs(paths: tuple[str, ...]) -> list[Path]:
@@ -28,40 +30,59 @@ def _model_dirs(paths: tuple[str, ...]) -> list[Path]:
     return out
 
 
+def _saved_cv(models: tuple[str, ...], grouping: str) -> Path | None:
+    """``DIR/cv/GROUPING.json`` of the one directory of models given with ``--cv``."""
+    from ptxstatic.errors import PtxstaticError
+
+    if not models:
+        return None
+    if len(models) > 1:
+        raise PtxstaticError("with --cv, give at most one --model DIR (whose cv/ holds saved results)")
+    saved = Path(models[0]) / "cv" / f"{grouping}.json"
+    if not saved.is_file():
+        raise PtxstaticError(f"{saved}: no saved cross-validation results grouped by {grouping}")
+    return saved
+
+
 @click.command()
 @click.option("--model", "models", multiple=True, metavar="DIR",
-              help="A shipped model directory, or a directory of them (e.g. trained/gtxtitanx); repeatable.")
+              help="A model directory, or a directory of them (e.g. trained/gtxtitanx); repeatable. With --cv: "
+                   "the directory whose cv/GROUPING.json gives saved rows for models not retrained.")
 @click.option("--data", required=True, metavar="DB|FOLDER",
               help="Dataset file, or a folder in the gpuPTXModel layout (imported on the fly).")
 @click.option("--gpu", metavar="NAME", help="GPU to evaluate on (default: the model's, or the dataset's only GPU).")
 @click.option("--cv", default=0, show_default=True, metavar="K",
-              help="Instead of shipped models, cross-validate freshly trained models in K grouped folds.")
+              help="Cross-validate freshly trained models in K grouped folds of the data instead.")
 @click.option("--cv-models", default=",".join(CV_MODELS), show_default=True, metavar="LIST",
-              help="Models to cross-validate (with --cv); 'forest' adds the nested CV of the absolute forests.")
-@click.option("--grouping", type=click.Choice(["benchmark", "family"]), default="benchmark", show_default=True,
-              help="What cross-validation groups keep on one side of a split.")
+              help="Models to cross-validate (with --cv): physical, lstm, lstm_paper, mean_surface, group_forest, "
+                   "wu_clusters; 'forest' adds the nested CV of the absolute forests.")
+@click.option("--grouping", type=click.Choice(["family", "benchmark"]), default="family", show_default=True,
+              help="What cross-validation keeps on one side of a split: benchmark families or single benchmarks.")
 @click.option("--seed", default=0, show_default=True)
 @click.option("--jobs", default=1, show_default=True, help="Folds trained at once (worker processes), with --cv.")
 @options.output_format("text", "json", "markdown")
 def evaluate(models: tuple[str, ...], data: str, gpu: str | None, cv: int, cv_models: str, grouping: str,
              seed: int, jobs: int, fmt: str) -> None:
-    """Mean absolute error of scaling factors (in % and in points), share within 10 %, and the energy of the
-    predicted minimum-energy configuration against F_max and against the true minimum."""
+    """Time, power and energy errors of the scaling factors over the clock configurations (MAPE, share of
+    time within 10 %), the energy of the predicted minimum-energy configuration against F_max and against
+    the true minimum, the coverage of the intervals, and per-sample errors; the training set's mean
+    surface is always a row."""
     from ptxstatic.dataset.dataset import default_gpu, load_dataset, open_data
     from ptxstatic.errors import PtxstaticError
     from ptxstatic.report.dvfs_evaluation import evaluation_markdown, evaluation_text
     from ptxstatic.report.progress import Progress
 
-    if bool(models) == (cv > 1):
-        raise PtxstaticError("give either --model (evaluate shipped models) or --cv K (cross-validate), not both")
+    if not models and cv <= 1:
+        raise PtxstaticError("give --model (score trained models on the data) or --cv K (cross-validate)")
     with Progress() as bar:
         store = open_data(data, bar.importing)
         if cv > 1:
-            from ptxstatic.models.training import cross_validation_results
+            from ptxstatic.models.dvfs_comparison import cross_validation_results
 
             dataset = load_dataset(store, default_gpu(store, gpu))
             names = [n.strip() for n in cv_models.split(",") if n.strip()]
-            results = cross_validation_results(dataset, names, cv, grouping, seed, jobs, bar.step)
+            results = cross_validation_results(dataset, names, cv, grouping, seed, jobs, bar.step,
+                                               _saved_cv(models, grouping))
         else:
             from ptxstatic.models.evaluation import shipped_results
             from ptxstatic.models.registry import load_model

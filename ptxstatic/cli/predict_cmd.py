@@ -1,5 +1,6 @@
-"""``ptxstatic predict``: time, power and energy scaling of each kernel over a GPU's clock configurations,
-the minimum-energy configuration and the Pareto set (numpy inference of shipped models; no torch)."""
+"""``ptxstatic predict``: time, power and energy scaling of each kernel over a GPU's clock configurations with
+intervals, the minimum-energy configuration with its expected saving, the Pareto set, and a roofline
+estimate of absolute time given a launch (numpy inference of shipped models; no torch)."""
 
 from __future__ import annotations
 
@@ -15,23 +16,22 @@ from ptxstatic.launch import Launch
 @click.argument("file", metavar="FILE.ptx|FILE.cu")
 @click.option("--gpu", metavar="NAME", help="GPU of the shipped models to use [default: gtxtitanx, or the model's].")
 @click.option("--model", "model_path", metavar="DIR",
-              help="A model directory (DVFS model or absolute forest) or a directory of a GPU's models "
-                   "(lstm/, forest_time/, forest_power/) instead of the shipped ones.")
+              help="A DVFS model directory (e.g. trained/gtxtitanx/wu_clusters), or a GPU's directory of models "
+                   "(its physical/ is used), instead of the shipped default.")
 @click.option("--kernel", "-k", metavar="NAME", help="Only this kernel (default: every kernel in FILE).")
 @options.launch_options(required=False)
 @click.option("--max-slowdown", metavar="PCT",
               help="Only consider configurations at most this much slower than F_max (e.g. 5%).")
-@click.option("--energy-from", type=click.Choice(["model", "head", "time*power"]), default="model", show_default=True,
-              help="Energy used for decisions: the energy head, predicted time × power, or what the model card chose.")
 @options.output_format("text", "json")
 @options.nvcc_flags
 def predict(file: str, gpu: str | None, model_path: str | None, kernel: str | None, launch: Launch | None,
-            max_slowdown: str | None, energy_from: str, fmt: str, nvcc_flags: str) -> None:
-    """Predict how each kernel of FILE scales with the GPU's memory and core clocks (DVFS model), and its
-    absolute time and power at the reference clocks (extra-trees forests, where the GPU has them).
+            max_slowdown: str | None, fmt: str, nvcc_flags: str) -> None:
+    """Predict how each kernel of FILE scales with the GPU's memory and core clocks (by default the physical
+    DVFS model), with intervals and an out-of-distribution report, and which clocks use least energy.
 
     With a launch (--launch GRID/BLOCK, or --grid/--block) the executed sequence is estimated from static
-    block counts (loops repeated); without one, the kernel's instructions are taken once, in program order.
+    block counts (loops repeated), and absolute time is estimated from the work (a roofline over the GPU's
+    published figures); without one, the kernel's program order is used, loop bodies weighted by depth.
     """
     from ptxstatic.cli.inputs import load
     from ptxstatic.decisions.clocks import parse_fraction
@@ -41,7 +41,7 @@ def predict(file: str, gpu: str | None, model_path: str | None, kernel: str | No
     models = load_models(gpu, model_path)
     slowdown = parse_fraction(max_slowdown) if max_slowdown is not None else None
     module = load(file, nvcc_flags, recover=False)
-    results = predict_module(module, models, launch, kernel=kernel, max_slowdown=slowdown, energy_from=energy_from)
+    results = predict_module(module, models, launch, kernel=kernel, max_slowdown=slowdown)
     if fmt == "json":
         click.echo(json.dumps(results if len(results) > 1 else results[0], indent=1))
     else:

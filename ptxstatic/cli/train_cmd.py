@@ -1,11 +1,27 @@
-"""``ptxstatic train``: train a DVFS model or an absolute time/power forest on a dataset and write it,
-with its model card, to a directory (torch / scikit-learn are needed here only)."""
+"""``ptxstatic train``: train a DVFS model (calibrated: intervals, out-of-distribution report, shrinkage)
+or an absolute time/power forest on a dataset and write it, with its model card, to a directory (torch,
+scikit-learn and scipy are needed here only)."""
 
 from __future__ import annotations
 
 import click
 
-MODELS = ("lstm", "lstm_paper", "mean_surface", "group_forest", "wu_clusters", "forest")
+MODELS = ("physical", "lstm", "lstm_paper", "mean_surface", "group_forest", "wu_clusters", "forest")
+
+
+def _read_results(paths: tuple[str, ...]) -> list[dict]:
+    import json
+    from pathlib import Path
+
+    from ptxstatic.errors import PtxstaticError
+
+    out = []
+    for p in paths:
+        try:
+            out.append(json.loads(Path(p).read_text()))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise PtxstaticError(f"{p}: cannot read cross-validation results ({exc})") from None
+    return out
 
 
 @click.command()
@@ -17,22 +33,24 @@ MODELS = ("lstm", "lstm_paper", "mean_surface", "group_forest", "wu_clusters", "
               help="Model directory to write (for forest: a directory that receives forest_time/ and forest_power/).")
 @click.option("--cv", default=0, show_default=True, metavar="K",
               help="First cross-validate in K grouped folds and record the metrics in the model card.")
-@click.option("--cv-from", "cv_from", metavar="RESULTS.json",
-              help="Take the card's cross-validation metrics from `ptxstatic evaluate --cv K --format json` output.")
-@click.option("--grouping", type=click.Choice(["benchmark", "family"]), default="benchmark", show_default=True,
-              help="What cross-validation groups keep on one side of a split.")
+@click.option("--cv-from", "cv_from", multiple=True, metavar="RESULTS.json",
+              help="Take the card's cross-validation metrics from `ptxstatic evaluate --cv K --format json` output "
+                   "(repeatable: one file per grouping).")
+@click.option("--grouping", type=click.Choice(["family", "benchmark"]), default="family", show_default=True,
+              help="What cross-validation (--cv) keeps on one side of a split.")
 @click.option("--seed", default=0, show_default=True)
 @click.option("--jobs", default=1, show_default=True, help="Cross-validation folds trained at once (processes).")
-def train(model: str, data: str, gpu: str | None, out: str, cv: int, cv_from: str | None, grouping: str, seed: int,
-          jobs: int) -> None:
-    """Train MODEL: lstm (tuned), lstm_paper (the paper's hyper-parameters), the mean_surface, group_forest
-    and wu_clusters DVFS baselines, or forest (absolute time and power at the reference clocks)."""
-    import json
+def train(model: str, data: str, gpu: str | None, out: str, cv: int, cv_from: tuple[str, ...], grouping: str,
+          seed: int, jobs: int) -> None:
+    """Train MODEL: physical (the default of predict), lstm (tuned), lstm_paper (the paper's
+    hyper-parameters), the mean_surface, group_forest and wu_clusters DVFS baselines, or forest (absolute
+    time and power at the reference clocks, from per-launch features where the data has launches)."""
     from pathlib import Path
 
     from ptxstatic.dataset.dataset import default_gpu, load_dataset, open_data
     from ptxstatic.errors import PtxstaticError
-    from ptxstatic.models.training import cross_validation_results, cv_metrics_from, train_dvfs, train_forest
+    from ptxstatic.models.dvfs_comparison import cross_validation_results
+    from ptxstatic.models.training import cv_metrics_from, train_dvfs, train_forest
     from ptxstatic.report.progress import Progress
 
     if cv > 1 and cv_from:
@@ -41,22 +59,17 @@ def train(model: str, data: str, gpu: str | None, out: str, cv: int, cv_from: st
         store = open_data(data, bar.importing)
         dataset = load_dataset(store, default_gpu(store, gpu))
         bar.say(f"{len(dataset)} benchmarks measured on {dataset.gpu} at {len(dataset.clocks)} clock configurations")
-        results = None
+        results = _read_results(cv_from)
         if cv > 1:
-            results = cross_validation_results(dataset, [model], cv, grouping, seed, jobs, bar.step)
-        elif cv_from:
-            try:
-                results = json.loads(Path(cv_from).read_text())
-            except (OSError, json.JSONDecodeError) as exc:
-                raise PtxstaticError(f"{cv_from}: cannot read cross-validation results ({exc})") from None
+            results = [cross_validation_results(dataset, [model], cv, grouping, seed, jobs, bar.step)]
         if model == "forest":
             written = [
-                train_forest(t, dataset, Path(out) / f"forest_{t}", grouping=grouping, seed=seed, progress=bar.step,
-                             cv_metrics=cv_metrics_from(results, f"forest_{t}", dataset) if results else None)
+                train_forest(t, dataset, Path(out) / f"forest_{t}", seed=seed, progress=bar.step,
+                             cv_metrics=cv_metrics_from(results[0], f"forest_{t}", dataset) if results else None)
                 for t in ("time", "power")
             ]
         else:
-            metrics = cv_metrics_from(results, model, dataset) if results else None
-            written = [train_dvfs(model, dataset, out, cv_metrics=metrics, seed=seed, progress=bar.step)]
+            evaluation = {f"{r.get('grouping')}_cv": cv_metrics_from(r, model, dataset) for r in results}
+            written = [train_dvfs(model, dataset, out, evaluation=evaluation, seed=seed, progress=bar.step)]
     for path in written:
         click.echo(str(path))

@@ -1,5 +1,6 @@
 """Clock decisions from predicted scaling: the full table, the minimum-energy configuration, the Pareto set
-of (speed-up, normalised energy), under an optional limit on the slowdown against F_max."""
+of (speed-up, normalised energy), under an optional limit on the slowdown against F_max. Every decision
+and every reported column comes from the one table of surfaces (and its interval bounds)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import numpy as np
 from ptxstatic.dvfs import ClockTable
 from ptxstatic.errors import PtxstaticError
 
-#: where the energy used for decisions comes from: the energy head, or predicted time × power
+#: where the energy of a table comes from: the energy head, or predicted time × power
 ENERGY_SOURCES = ("head", "time*power")
 
 
@@ -28,24 +29,26 @@ def parse_fraction(text: str) -> float:
 
 @dataclass(frozen=True)
 class ScalingTable:
-    """Predicted time, power and energy relative to the reference (F_max) configuration, per configuration."""
+    """Predicted time, power and energy relative to the reference (F_max) configuration, per configuration,
+    with optional (3, configs) lower and upper interval bounds."""
 
     clocks: ClockTable
     time: np.ndarray
     power: np.ndarray
     energy: np.ndarray
     energy_source: str = "head"
+    lower: np.ndarray | None = None
+    upper: np.ndarray | None = None
 
     @classmethod
-    def from_prediction(cls, clocks: ClockTable, pred: np.ndarray, energy_source: str = "head") -> ScalingTable:
-        """``pred``: (3, configs) time, power and energy scaling factors."""
+    def from_prediction(cls, clocks: ClockTable, pred: np.ndarray, energy_source: str = "head",
+                        lower: np.ndarray | None = None, upper: np.ndarray | None = None) -> ScalingTable:
+        """``pred``: (3, configs) time, power and energy scaling factors. With ``energy_source`` time*power
+        the energy of the table (the column and every decision) is their product, else the energy head."""
         if energy_source not in ENERGY_SOURCES:
             raise PtxstaticError(f"unknown energy source {energy_source!r}")
-        return cls(clocks, pred[0], pred[1], pred[2], energy_source)
-
-    @property
-    def decision_energy(self) -> np.ndarray:
-        return self.energy if self.energy_source == "head" else self.time * self.power
+        energy = pred[0] * pred[1] if energy_source == "time*power" else pred[2]
+        return cls(clocks, pred[0], pred[1], energy, energy_source, lower, upper)
 
     @property
     def speedup(self) -> np.ndarray:
@@ -58,13 +61,24 @@ class ScalingTable:
             return np.ones(len(self.time), dtype=bool)
         return self.time <= 1.0 + max_slowdown + 1e-12
 
+    def rising_time(self) -> int:
+        """How many pairs of configurations, differing in one clock, predict more time at the higher clock
+        (0 for a physically consistent table)."""
+        f_mem, f_core = np.asarray(self.clocks.f_mem), np.asarray(self.clocks.f_core)
+        n = 0
+        for i in range(len(self.time)):
+            for j in range(len(self.time)):
+                one_higher = (f_mem[j] == f_mem[i] and f_core[j] > f_core[i]) or (
+                    f_core[j] == f_core[i] and f_mem[j] > f_mem[i])
+                n += bool(one_higher and self.time[j] > self.time[i] * (1 + 1e-9))
+        return n
+
 
 def min_energy(table: ScalingTable, max_slowdown: float | None = None) -> int:
     """Index of the configuration of least predicted energy among the allowed ones (F_max always is)."""
     ok = table.allowed(max_slowdown)
     ok[table.clocks.reference] = True
-    energy = np.where(ok, table.decision_energy, np.inf)
-    return int(np.argmin(energy))
+    return int(np.argmin(np.where(ok, table.energy, np.inf)))
 
 
 def pareto_set(table: ScalingTable, max_slowdown: float | None = None) -> list[int]:
@@ -72,7 +86,7 @@ def pareto_set(table: ScalingTable, max_slowdown: float | None = None) -> list[i
     ok = table.allowed(max_slowdown)
     ok[table.clocks.reference] = True
     idx = [i for i in range(len(ok)) if ok[i]]
-    s, e = table.speedup, table.decision_energy
+    s, e = table.speedup, table.energy
     front = [
         i for i in idx
         if not any((s[j] >= s[i] and e[j] <= e[i]) and (s[j] > s[i] or e[j] < e[i]) for j in idx)

@@ -22,6 +22,7 @@ import numpy as np
 
 from ptxstatic.analysis.cfg import build_cfg
 from ptxstatic.analysis.sequence import Run, SeqItem, as_runs, kernel_sequence
+from ptxstatic.errors import PtxstaticError
 from ptxstatic.features.sequence import access_bytes
 from ptxstatic.features.throughput import GpuFigures, gpu_figures, issue_rate
 from ptxstatic.ptx import isa
@@ -124,7 +125,7 @@ def intensity_features(seq: Sequence, gpu: str | GpuFigures = "gtxtitanx") -> di
     figures = gpu_figures(gpu) if isinstance(gpu, str) else gpu
     a = _accumulate(as_runs(seq), figures)
     n, arith, off = max(a["n"], 1.0), max(a["arith"], 1.0), a["offchip"]
-    bytes_per_cycle = figures.bandwidth(figures.memory_mhz) / (figures.sms * figures.core_mhz * 1e6)
+    bytes_per_cycle = figures.bandwidth(figures.memory_mhz) / (figures.sms * figures.max_core_mhz * 1e6)
     return {
         "issue_cycles_per_instruction": a["cycles"] / n,
         "dram_to_issue": math.log1p(off / bytes_per_cycle / max(a["cycles"], 1e-9)),
@@ -149,6 +150,15 @@ def intensity_matrix(seqs: Sequence[Sequence], gpu: str | GpuFigures = "gtxtitan
     """(sequences, len(NAMES)) feature matrix."""
     rows = [intensity_features(s, gpu) for s in seqs]
     return np.array([[r[k] for k in NAMES] for r in rows], dtype=np.float64).reshape(len(rows), len(NAMES))
+
+
+def intensity_columns(seqs: Sequence[Sequence], names: Sequence[str], gpu: str | GpuFigures = "gtxtitanx"
+                      ) -> np.ndarray:
+    """(sequences, len(names)) matrix of the named features."""
+    unknown = sorted(set(names) - set(NAMES))
+    if unknown:
+        raise PtxstaticError(f"unknown intensity features: {', '.join(unknown)}")
+    return intensity_matrix(seqs, gpu)[:, [NAMES.index(n) for n in names]]
 
 
 def loop_weighted_runs(fn: Function, trips: float = DEFAULT_TRIPS) -> list[Run]:

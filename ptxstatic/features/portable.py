@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ptxstatic.analysis.cfg import build_cfg
@@ -170,35 +171,39 @@ def _width_key(info: OpInfo) -> str:
     return f"width.{info.group}.{bits}"
 
 
-def executed_mix(module: Module, counts: BlockCounts) -> tuple[dict[str, float], dict[str, float]]:
-    """Executed instructions per key (group.*, width.*, the Mangrove op classes) and bytes per state space."""
-    ops: Counter[str] = Counter()
-    volume: Counter[str] = Counter()
+def executed_instructions(module: Module, counts: BlockCounts) -> Iterator[tuple[Instruction, float]]:
+    """Every instruction of the module's counted functions with its executions summed over threads."""
     for fname, blocks in counts.counts.items():
         try:
             fn = module.function(fname)
         except KeyError:
             continue
-        cfg = build_cfg(fn)
-        for b in cfg.blocks:
+        for b in build_cfg(fn).blocks:
             c = blocks.get(b.id, 0.0)
-            if not c:
-                continue
-            for ins in b.instructions:
-                info = ins.info
-                ops["instructions"] += c
-                ops[f"group.{info.group}"] += c
-                ops[_width_key(info)] += c
-                for key, hit in (("special_ops", info.group == SPECIAL), ("logic_ops", info.group == LOGIC),
-                                 ("control_ops", info.group == CONTROL), ("sync_ops", info.group == SYNC),
-                                 ("arithmetic_ops", is_arithmetic(info))):
-                    if hit:
-                        ops[key] += c
-                for space, nbytes in memory_traffic(ins):
-                    if space == "unknown":
-                        ops["unknown_size_copies"] += c
-                    else:
-                        volume[space] += c * nbytes
+            if c:
+                for ins in b.instructions:
+                    yield ins, c
+
+
+def executed_mix(module: Module, counts: BlockCounts) -> tuple[dict[str, float], dict[str, float]]:
+    """Executed instructions per key (group.*, width.*, the Mangrove op classes) and bytes per state space."""
+    ops: Counter[str] = Counter()
+    volume: Counter[str] = Counter()
+    for ins, c in executed_instructions(module, counts):
+        info = ins.info
+        ops["instructions"] += c
+        ops[f"group.{info.group}"] += c
+        ops[_width_key(info)] += c
+        for key, hit in (("special_ops", info.group == SPECIAL), ("logic_ops", info.group == LOGIC),
+                         ("control_ops", info.group == CONTROL), ("sync_ops", info.group == SYNC),
+                         ("arithmetic_ops", is_arithmetic(info))):
+            if hit:
+                ops[key] += c
+        for space, nbytes in memory_traffic(ins):
+            if space == "unknown":
+                ops["unknown_size_copies"] += c
+            else:
+                volume[space] += c * nbytes
     return dict(ops), dict(volume)
 
 

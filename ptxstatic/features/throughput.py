@@ -1,20 +1,24 @@
-"""Published throughput figures: instruction issue rates per architecture and memory bandwidth per GPU.
+"""Published figures per GPU: instruction issue rates per architecture and memory bandwidth, SM count and
+clocks per board, each with its source.
 
 Issue rates are results per clock cycle per multiprocessor from the CUDA C++ Programming Guide, section
-"Arithmetic Instructions", table "Throughput of Native Arithmetic Instructions" (compute capability 5.x
-column for sm_52). Where the guide says "multiple instructions" (32-bit integer multiply and multiply-add,
-integer division, IEEE division and square root) the rate is the native rate divided by the length of the
-instruction sequence the compiler emits, stated next to the entry. Loads and stores issue through the 32
-load/store units of a Maxwell SM. GPU figures are the vendor's published specifications (sources in
-:data:`GPU_FIGURES`).
+"Arithmetic Instructions", table "Throughput of Native Arithmetic Instructions" (the compute capability
+column of the architecture). Where the guide says "multiple instructions" (32-bit integer multiply and
+multiply-add on 5.x, integer division, IEEE division and square root) the rate is the native rate divided
+by the length of the instruction sequence the compiler emits, stated next to the entry. Loads and stores
+issue through the 32 load/store units of an SM. Tensor-core instructions are counted as one issue slot
+(their matrix throughput is not modelled). A board's SM count and architecture are its occupancy
+:class:`~ptxstatic.features.occupancy.GpuSpec`; its memory and clocks are below, with sources.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 from ptxstatic.analysis.sequence import SeqItem
 from ptxstatic.errors import PtxstaticError
+from ptxstatic.features.occupancy import GpuSpec, gpu_spec
 from ptxstatic.ptx import isa
 
 
@@ -50,23 +54,50 @@ ISSUE_RATES: dict[str, IssueRates] = {r.arch: r for r in (
         shift_compare=64, bit_count=32, conversion=32, conversion64=4, shuffle=32, load_store=32, control=32,
         source="CUDA C++ Programming Guide, Arithmetic Instructions, throughput table, compute capability 5.x",
     ),
+    IssueRates(
+        "sm_80", fp32=64, fp64=32, fp16=256, special=16, int_add=64, int_mul=64,
+        int_div=64 / 20,  # ~20-instruction subroutine
+        fp_div=64 / 8,  # rcp + Newton steps
+        shift_compare=64, bit_count=16, conversion=16, conversion64=16, shuffle=32, load_store=32, control=32,
+        source="CUDA C++ Programming Guide, Arithmetic Instructions, throughput table, compute capability 8.0",
+    ),
+    IssueRates(
+        "sm_90", fp32=128, fp64=64, fp16=256, special=16, int_add=64, int_mul=64,
+        int_div=64 / 20,  # ~20-instruction subroutine
+        fp_div=128 / 8,  # rcp + Newton steps
+        shift_compare=64, bit_count=16, conversion=16, conversion64=16, shuffle=32, load_store=32, control=32,
+        source="CUDA C++ Programming Guide, Arithmetic Instructions, throughput table, compute capability 9.0",
+    ),
 )}
 
 
 @dataclass(frozen=True)
 class GpuFigures:
-    """Published figures of one GPU: what a roofline estimate needs."""
+    """Published figures of one GPU board: what a roofline estimate needs."""
 
-    name: str
-    arch: str
-    sms: int
-    fp32_lanes_per_sm: int
+    name: str  # as the models and datasets name the GPU
+    board: str  # the product, exactly
+    spec: str  # its occupancy GpuSpec (SM count, architecture)
     memory_bus_bits: int
-    transfers_per_memory_clock: int  # GDDR5: data rate / the memory clock NVML reports
-    memory_mhz: int  # the highest memory clock
-    core_mhz: int  # the highest core clock of the DVFS table
+    transfers_per_memory_clock: int  # data rate / the memory clock NVML reports (2 for GDDR5 and HBM)
+    memory_mhz: int  # the highest memory clock, at which the published bandwidth holds
+    base_core_mhz: int
+    boost_core_mhz: int  # the published boost clock
+    max_core_mhz: int  # the highest core clock the board's clock table offers
     l2_bytes: int
     sources: tuple[str, ...]
+
+    @property
+    def gpu(self) -> GpuSpec:
+        return gpu_spec(self.spec)
+
+    @property
+    def sms(self) -> int:
+        return self.gpu.sms
+
+    @property
+    def arch(self) -> str:
+        return self.gpu.arch
 
     def bandwidth(self, memory_mhz: float) -> float:
         """Peak DRAM bandwidth (bytes/s) at a memory clock."""
@@ -76,25 +107,64 @@ class GpuFigures:
     def rates(self) -> IssueRates:
         return ISSUE_RATES[self.arch]
 
+    def to_dict(self) -> dict:
+        return {"name": self.name, "board": self.board, "sms": self.sms, "arch": self.arch,
+                "peak_bandwidth_gb_s": round(self.bandwidth(self.memory_mhz) / 1e9, 1),
+                "memory_mhz": self.memory_mhz, "boost_core_mhz": self.boost_core_mhz,
+                "max_core_mhz": self.max_core_mhz, "sources": list(self.sources)}
+
 
 GPU_FIGURES: dict[str, GpuFigures] = {g.name: g for g in (
     GpuFigures(
-        "gtxtitanx", "sm_52", sms=24, fp32_lanes_per_sm=128, memory_bus_bits=384, transfers_per_memory_clock=2,
-        memory_mhz=3505, core_mhz=1164, l2_bytes=3 * 1024 * 1024,
+        "gtxtitanx", "NVIDIA GeForce GTX TITAN X (Maxwell GM200, 12 GB GDDR5)", "titanx", memory_bus_bits=384,
+        transfers_per_memory_clock=2, memory_mhz=3505, base_core_mhz=1000, boost_core_mhz=1075, max_core_mhz=1164,
+        l2_bytes=3 * 1024 * 1024,
         sources=(
-            "NVIDIA GeForce GTX TITAN X specifications: 3072 CUDA cores, 384-bit GDDR5 at 7.0 Gbps, 336.5 GB/s",
-            "NVIDIA GeForce GTX 980 whitepaper (GM204 SMM: 128 cores, 32 SFU, 32 LD/ST per SM; GM200 has 24 SMs)",
+            "NVIDIA GeForce GTX TITAN X specifications: 3072 CUDA cores, base 1000 MHz, boost 1075 MHz, 384-bit "
+            "GDDR5 at 7.0 Gbps, 336.5 GB/s",
+            "NVIDIA GeForce GTX 980 whitepaper (GM204 SMM: 128 cores, 32 SFU, 32 LD/ST per SM; GM200 has 24 SMs, "
+            "3 MB L2)",
             "the measured clock table (nvidia-smi): memory 3505 MHz = 7010 MT/s, core up to 1164 MHz",
         ),
     ),
+    GpuFigures(
+        "a100", "NVIDIA A100 SXM4 40 GB (HBM2)", "a100", memory_bus_bits=5120, transfers_per_memory_clock=2,
+        memory_mhz=1215, base_core_mhz=1095, boost_core_mhz=1410, max_core_mhz=1410, l2_bytes=40 * 1024 * 1024,
+        sources=(
+            "NVIDIA A100 Tensor Core GPU datasheet: A100 40GB SXM, 1,555 GB/s HBM2",
+            "NVIDIA A100 Tensor Core GPU Architecture whitepaper: 108 SMs, 5120-bit HBM2 (5 stacks), 40 MB L2, "
+            "boost 1410 MHz",
+            "nvidia-smi on A100-SXM4-40GB: memory clock 1215 MHz (2430 MT/s), SM clock up to 1410 MHz",
+        ),
+    ),
+    GpuFigures(
+        "h100", "NVIDIA H100 SXM5 80 GB (HBM3)", "h100", memory_bus_bits=5120, transfers_per_memory_clock=2,
+        memory_mhz=2619, base_core_mhz=1590, boost_core_mhz=1980, max_core_mhz=1980, l2_bytes=50 * 1024 * 1024,
+        sources=(
+            "NVIDIA H100 Tensor Core GPU datasheet: H100 SXM, 80 GB HBM3, 3.35 TB/s",
+            "NVIDIA H100 Tensor Core GPU Architecture whitepaper: 132 SMs on H100 SXM5, 5120-bit HBM3 (five "
+            "stacks, ten 512-bit controllers), 50 MB L2",
+            "nvidia-smi on H100 80GB HBM3 (SXM5): memory clock 2619 MHz (5238 MT/s), SM clock 1590 MHz base, up "
+            "to 1980 MHz",
+        ),
+    ),
 )}
+#: other names a board is known by (the occupancy table's names)
+ALIASES = {"titanx": "gtxtitanx", "h100_sxm": "h100"}
+
+
+def known_figures(name: str) -> GpuFigures | None:
+    """The published figures of a GPU by name or alias, None if there are none."""
+    key = name.lower()
+    return GPU_FIGURES.get(ALIASES.get(key, key))
 
 
 def gpu_figures(name: str) -> GpuFigures:
-    try:
-        return GPU_FIGURES[name.lower()]
-    except KeyError:
-        raise PtxstaticError(f"no published figures for GPU {name!r} (known: {', '.join(GPU_FIGURES)})") from None
+    """The published figures of a GPU by name or alias."""
+    figures = known_figures(name)
+    if figures is None:
+        raise PtxstaticError(f"no published figures for GPU {name!r} (known: {', '.join(GPU_FIGURES)})")
+    return figures
 
 
 _SHIFT_COMPARE = frozenset({"shl", "shr", "shf", "bfe", "bfi", "min", "max", "setp", "set", "selp", "slct", "sad"})
@@ -102,7 +172,18 @@ _BIT_COUNT = frozenset({"popc", "clz", "bfind", "brev", "fns"})
 _WIDE = frozenset({"f64", "s64", "u64", "b64"})
 
 
-def issue_rate(item: SeqItem, rates: IssueRates) -> float:
+class Opcode(Protocol):
+    """What the issue rate of an instruction depends on (a SeqItem or an instruction's OpInfo)."""
+
+    @property
+    def opcode(self) -> str: ...
+    @property
+    def group(self) -> str: ...
+    @property
+    def dtype(self) -> str: ...
+
+
+def issue_rate(item: SeqItem | Opcode, rates: IssueRates) -> float:
     """Results per clock per SM of one instruction (so 1 / rate SM-cycles per thread)."""
     g, op = item.group, item.opcode
     if g in isa.MEMORY_GROUPS or g == isa.ATOMIC or g == isa.ASYNC:

@@ -33,31 +33,37 @@ def grouped_folds(
     return folds
 
 
-def _fit_predict(data: DvfsDataset, make: Callable[[], object], train: np.ndarray, test: np.ndarray) -> np.ndarray:
+def _fit_predict(data: DvfsDataset, make: Callable[[], object], train: np.ndarray, test: np.ndarray
+                 ) -> np.ndarray:
+    """(3, tested, 3, configs): surfaces, lower and upper bounds of a calibrated model (``Calibrated``) fitted
+    on ``train``, its inner folds grouped by benchmark family."""
     model = make()
-    y = data.scaling_surfaces()
-    model.fit([data.runs[i] for i in train], y[train], data.clocks)  # type: ignore[attr-defined]
-    return model.predict([data.runs[i] for i in test])  # type: ignore[attr-defined]
+    y, families = data.scaling_surfaces(), data.families()
+    model.fit([data.runs[i] for i in train], y[train], data.clocks,  # type: ignore[attr-defined]
+              groups=[families[i] for i in train])
+    details = model.details([data.runs[i] for i in test])  # type: ignore[attr-defined]
+    return np.stack([np.stack([getattr(d, k) for d in details]) for k in ("surfaces", "lower", "upper")])
 
 
 def out_of_fold(
     data: DvfsDataset, make: Callable[[], object], folds: Folds,
     on_fold: Callable[[int], None] | None = None, n_jobs: int = 1,
 ) -> np.ndarray:
-    """Predictions for every tested sample by a model trained on the other folds (NaN where untested);
-    ``n_jobs`` > 1 trains that many folds at once in worker processes."""
-    pred = np.full((len(data), 3, len(data.clocks)), np.nan)
+    """(3, samples, 3, configs): predictions and their interval bounds for every tested sample by a model
+    trained on the other folds (NaN where untested); ``n_jobs`` > 1 trains that many folds at once in worker
+    processes."""
+    out = np.full((3, len(data), 3, len(data.clocks)), np.nan)
     if n_jobs > 1:
         from joblib import Parallel, delayed
 
         jobs = (delayed(_fit_predict)(data, make, train, test) for train, test in folds)
         for k, ((_, test), p) in enumerate(zip(folds, Parallel(n_jobs=n_jobs, return_as="generator")(jobs))):
-            pred[test] = p
+            out[:, test] = p
             if on_fold:
                 on_fold(k)
-        return pred
+        return out
     for k, (train, test) in enumerate(folds):
-        pred[test] = _fit_predict(data, make, train, test)
+        out[:, test] = _fit_predict(data, make, train, test)
         if on_fold:
             on_fold(k)
-    return pred
+    return out

@@ -1,9 +1,10 @@
-"""Every candidate DVFS model side by side: on real applications (validation only, never fitted on),
-in cross-validation that holds out whole benchmark families, and in cross-validation by benchmark; with
-per-application errors and, for models with intervals, their coverage. Metrics are those of
-:func:`ptxstatic.models.metrics.dvfs_report`, so the figures match ``ptxstatic evaluate``.
-
-Training happens here (scikit-learn, scipy), so only evaluation scripts import this module.
+"""DVFS models side by side in cross-validation on the training set: folds that hold out whole benchmark
+families or single benchmarks, every model retrained per fold (with its calibration, on inner folds of
+the fold's training part), scored with :func:`ptxstatic.models.metrics.dvfs_report` and, where the model
+has intervals, their coverage. Saved results of models too expensive to retrain (the LSTM) are added as
+such. Training happens here (scikit-learn, scipy; torch for the LSTM), so only ``evaluate --cv`` and
+evaluation scripts import this module; scoring trained models on a dataset is
+:mod:`ptxstatic.models.evaluation` (numpy only).
 """
 
 from __future__ import annotations
@@ -11,41 +12,56 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
-import numpy as np
-
 from ptxstatic.dataset.dataset import DvfsDataset
+from ptxstatic.errors import PtxstaticError
 from ptxstatic.models.baselines import MeanSurface
-from ptxstatic.models.cv import duration_classes, grouped_folds, out_of_fold
-from ptxstatic.models.metrics import dvfs_report, percentage_errors, scaling_metrics
+from ptxstatic.models.calibration_train import Calibrated
+from ptxstatic.models.cv import out_of_fold
+from ptxstatic.models.metrics import dvfs_entry, scaling_metrics
 from ptxstatic.models.physical_fit import fit_quantities, fit_shape
 from ptxstatic.models.physical_train import PhysicalDvfs
-from ptxstatic.models.registry import load_model
+from ptxstatic.models.training import DVFS_MODELS, PRODUCT_ENERGY, cv_folds, make_dvfs, nested_cv_absolute
 
 GROUPINGS = ("family", "benchmark")
+PRODUCT = "time*power"
 
 
 @dataclass(frozen=True)
 class Candidate:
-    """A model to compare: ``make(seed)`` gives an unfitted estimator with the DVFS model interface."""
+    """A model to compare: ``make(seed)`` gives an unfitted :class:`Calibrated` estimator."""
 
     name: str
-    make: Callable[[int], object]
+    make: Callable[[int], Calibrated]
+    energy_source: str | None = None  # the energy its predictions use, where fixed (else the better is chosen)
+
+
+def _physical(learner: str, shrink: bool = True, **params: object) -> Callable[[int], Calibrated]:
+    return lambda s: Calibrated(PhysicalDvfs(learner, seed=s, **params), shrink=shrink)  # type: ignore[arg-type]
 
 
 def physical_candidates() -> list[Candidate]:
-    """The physical models compared by default: each learner, the tree learner without shrinkage."""
+    """The physical learners compared in docs/physical_model.md, and the mean surface."""
     return [
-        Candidate("physical_trees", lambda s: PhysicalDvfs("trees", seed=s)),
-        Candidate("physical_trees_noshrink", lambda s: PhysicalDvfs("trees", shrink=False, seed=s)),
-        Candidate("physical_gbm", lambda s: PhysicalDvfs("gbm", n_estimators=150, min_samples_leaf=3, seed=s)),
-        Candidate("physical_neighbors", lambda s: PhysicalDvfs("neighbors", seed=s)),
-        Candidate("physical_ridge", lambda s: PhysicalDvfs("ridge", seed=s)),
-        Candidate("physical_roofline", lambda s: PhysicalDvfs("roofline", seed=s)),
-        Candidate("physical_constant", lambda s: PhysicalDvfs("constant", seed=s)),
-        Candidate("mean_surface", lambda s: MeanSurface()),
+        Candidate("physical_trees", _physical("trees"), PRODUCT),
+        Candidate("physical_trees_noshrink", _physical("trees", shrink=False), PRODUCT),
+        Candidate("physical_gbm", _physical("gbm", n_estimators=150, min_samples_leaf=3), PRODUCT),
+        Candidate("physical_neighbors", _physical("neighbors"), PRODUCT),
+        Candidate("physical_ridge", _physical("ridge"), PRODUCT),
+        Candidate("physical_roofline", _physical("roofline"), PRODUCT),
+        Candidate("physical_constant", _physical("constant"), PRODUCT),
+        Candidate("mean_surface", lambda s: Calibrated(MeanSurface()), PRODUCT),
     ]
+
+
+def named_candidates(names: Sequence[str]) -> list[Candidate]:
+    """The models ``train`` builds, by name (``DVFS_MODELS``)."""
+    unknown = [n for n in names if n not in DVFS_MODELS]
+    if unknown:
+        raise PtxstaticError(f"unknown models {', '.join(unknown)} (known: {', '.join([*DVFS_MODELS, 'forest'])})")
+    return [Candidate(n, partial(make_dvfs, n), PRODUCT if n in PRODUCT_ENERGY else None) for n in names]
 
 
 def lstm_candidate(epochs: int = 60, members: int = 1) -> Candidate:
@@ -53,68 +69,94 @@ def lstm_candidate(epochs: int = 60, members: int = 1) -> Candidate:
     one core), so it is compared with fewer epochs and one member than the shipped LSTM."""
     from ptxstatic.models.physical_lstm import PhysicalLstm
 
-    return Candidate("physical_lstm", lambda s: PhysicalLstm(epochs=epochs, members=members, seed=s))
+    return Candidate("physical_lstm", lambda s: Calibrated(PhysicalLstm(epochs=epochs, members=members, seed=s)),
+                     PRODUCT)
 
 
-def folds_for(data: DvfsDataset, grouping: str, k: int = 10, seed: int = 0) -> list[tuple[np.ndarray, np.ndarray]]:
-    """The folds of ``ptxstatic evaluate --cv``: grouped, stratified by short/medium/long time at F_max."""
-    durations = np.log(data.time[:, data.clocks.reference])
-    return grouped_folds(data.grouping(grouping), duration_classes(durations), k, seed)
+def cross_validate(data: DvfsDataset, candidate: Candidate, grouping: str, k: int = 10, seed: int = 0,
+                   n_jobs: int = 1, on_fold: Callable[[int], None] | None = None) -> dict:
+    """A candidate's cross-validation entry (``metrics.dvfs_entry``: metrics and interval coverage)."""
+    folds = cv_folds(data, k, grouping, seed)
+    pred, lo, hi = out_of_fold(data, partial(candidate.make, seed), folds, on_fold, n_jobs)
+    return _fixed(dvfs_entry(data.scaling_surfaces(), pred, data.clocks.reference, (lo, hi)), candidate)
 
 
-def _fit(model: object, data: DvfsDataset, index: np.ndarray) -> object:
-    runs, y = [data.runs[i] for i in index], data.scaling_surfaces()[index]
-    if isinstance(model, PhysicalDvfs):
-        families = data.families()
-        return model.fit(runs, y, data.clocks, groups=[families[i] for i in index])
-    return model.fit(runs, y, data.clocks)  # type: ignore[attr-defined]
+def _fixed(entry: dict, candidate: Candidate) -> dict:
+    if candidate.energy_source:
+        entry["energy_source"] = candidate.energy_source
+    return entry
 
 
-def _bounds(model: object, runs: Sequence) -> tuple[np.ndarray, np.ndarray] | None:
-    if not isinstance(model, PhysicalDvfs):
-        return None
-    details = model.predictor_.details(runs)
-    return np.stack([d.lower for d in details]), np.stack([d.upper for d in details])
+def saved_rows(path: str | Path, data: DvfsDataset, grouping: str, k: int, seed: int) -> dict[str, dict]:
+    """Rows of an earlier ``evaluate --cv --format json`` of the same data, folds and seed, each marked
+    ``saved`` (empty if the file does not exist)."""
+    p = Path(path)
+    if not p.is_file():
+        return {}
+    try:
+        saved = json.loads(p.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise PtxstaticError(f"{p}: cannot read saved cross-validation results ({exc})") from None
+    same = (saved.get("gpu"), saved.get("samples"), saved.get("grouping"), saved.get("folds"), saved.get("seed"))
+    if same != (data.gpu, len(data), grouping, k, seed):
+        raise PtxstaticError(f"{p}: saved results are of other data or folds ({same})")
+    return {n: {**r, "saved": r.get("saved") or f"{p.name}, {saved.get('date', 'undated')}"}
+            for n, r in saved.get("dvfs", {}).items()}
 
 
-def cross_validate(data: DvfsDataset, candidate: Candidate, grouping: str, k: int = 10, seed: int = 0
-                   ) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
-    """Out-of-fold surfaces (and interval bounds, for physical models) of a candidate."""
-    folds = folds_for(data, grouping, k, seed)
-    if not isinstance(candidate.make(seed), PhysicalDvfs):
-        return out_of_fold(data, lambda: candidate.make(seed), folds), None
-    y = data.scaling_surfaces()
-    pred, lo, hi = (np.full_like(y, np.nan) for _ in range(3))
-    for train, test in folds:
-        model = _fit(candidate.make(seed), data, train)
-        runs = [data.runs[i] for i in test]
-        pred[test] = model.predict(runs)  # type: ignore[attr-defined]
-        lo[test], hi[test] = _bounds(model, runs)  # type: ignore[misc]
-    return pred, (lo, hi)
+def cross_validation_results(
+    data: DvfsDataset, names: list[str], k: int, grouping: str, seed: int = 0, n_jobs: int = 1,
+    progress: Callable[[str, int, int], None] | None = None, saved: str | Path | None = None,
+) -> dict:
+    """Every named model cross-validated in the same grouped folds (``forest``: the nested CV of the
+    absolute time and power forests), as the dict the evaluation reports render; ``saved``: a results file
+    of the same folds whose rows are added for the models not retrained here."""
+    import datetime
+
+    out: dict = {
+        "title": f"{k}-fold cross-validation on {data.gpu}, grouped by {grouping}", "samples": len(data),
+        "gpu": data.gpu, "folds": k, "grouping": grouping, "seed": seed, "date": datetime.date.today().isoformat(),
+        "dvfs": {}, "absolute": {},
+        "notes": [f"folds grouped by {grouping}, stratified by short/medium/long time at F_max, seed {seed}; "
+                  "scaling metrics over every configuration except F_max itself; every model retrained per fold "
+                  "and calibrated on inner folds of that fold's training part, grouped by benchmark family"],
+    }
+    for cand in named_candidates([n for n in names if n != "forest"]):
+        out["dvfs"][cand.name] = cross_validate(
+            data, cand, grouping, k, seed, n_jobs, lambda i, n=cand.name: progress and progress(f"{n}: CV", i + 1, k))
+    if "forest" in names:
+        for target in ("time", "power"):
+            out["absolute"][f"forest_{target}"] = nested_cv_absolute(
+                data, target, k, grouping, seed,
+                on_fold=lambda i, t=target: progress and progress(f"forest_{t}: nested CV", i + 1, k))
+    rows = {n: r for n, r in (saved_rows(saved, data, grouping, k, seed) if saved else {}).items()
+            if n not in out["dvfs"]}
+    out["dvfs"].update(rows)
+    if rows:
+        out["notes"].append(f"{', '.join(rows)}: saved results of the same folds (marked saved), not retrained "
+                            "here; they were not calibrated, so they have no interval coverage")
+    return out
 
 
-def coverage(y: np.ndarray, bounds: tuple[np.ndarray, np.ndarray], reference: int) -> dict[str, float]:
-    """Share (%) of true scaling factors inside the intervals, per head, configurations other than F_max."""
-    lo, hi = bounds
-    keep = np.arange(y.shape[-1]) != reference
-    inside = (y >= lo * (1 - 1e-9)) & (y <= hi * (1 + 1e-9))
-    return {h: float(100 * inside[:, i][:, keep].mean()) for i, h in enumerate(("time", "power", "energy"))}
-
-
-def per_sample_errors(y: np.ndarray, pred: np.ndarray, names: Sequence[str], reference: int) -> dict[str, dict]:
-    """Time, power and energy MAPE (%) of each sample over the configurations other than F_max."""
-    keep = np.arange(y.shape[-1]) != reference
-    ape = percentage_errors(y[..., keep], pred[..., keep]).mean(axis=2)
-    return {n: {h: round(float(ape[i, j]), 2) for j, h in enumerate(("time", "power", "energy"))}
-            for i, n in enumerate(names)}
-
-
-def _entry(y: np.ndarray, pred: np.ndarray, ref: int, bounds: tuple | None, names: Sequence[str] | None) -> dict:
-    out = dvfs_report(y, pred, ref)
-    if bounds is not None:
-        out["coverage"] = coverage(y, bounds, ref)
-    if names is not None:
-        out["per_sample"] = per_sample_errors(y, pred, names, ref)
+def compare(train: DvfsDataset, apps: DvfsDataset | None, candidates: Sequence[Candidate], k: int = 10,
+            seed: int = 0, groupings: Sequence[str] = GROUPINGS,
+            progress: Callable[[str], None] | None = None) -> dict:
+    """``{"validation": {model: entry}, "family": {...}, "benchmark": {...}}`` of candidates (evaluation
+    scripts: ``benchmarks/dvfs_accuracy.py``). Validation entries carry per-application errors."""
+    ref = train.clocks.reference
+    out: dict = {"samples": len(train), "folds": k, "seed": seed, "validation": {}, **{g: {} for g in groupings}}
+    for cand in candidates:
+        for grouping in groupings:
+            if progress:
+                progress(f"{cand.name}: {grouping} cross-validation")
+            out[grouping][cand.name] = cross_validate(train, cand, grouping, k, seed)
+        if apps is not None:
+            if progress:
+                progress(f"{cand.name}: validation")
+            model = cand.make(seed).fit(train.runs, train.scaling_surfaces(), train.clocks, groups=train.families())
+            lo, hi = model.bounds(apps.runs)
+            out["validation"][cand.name] = _fixed(dvfs_entry(apps.scaling_surfaces(), model.predict(apps.runs), ref,
+                                                             (lo, hi), apps.names), cand)
     return out
 
 
@@ -130,45 +172,3 @@ def quantity_fit(train: DvfsDataset, others: dict[str, DvfsDataset]) -> dict:
         out["fit"][name] = {h: v["mape"] for h, v in scaling_metrics(y, fitted, data.clocks.reference).items()}
     return out
 
-
-def compare(train: DvfsDataset, apps: DvfsDataset | None, candidates: Sequence[Candidate], k: int = 10,
-            seed: int = 0, groupings: Sequence[str] = GROUPINGS, shipped: Sequence[str | Path] = (),
-            shipped_cv: str | Path | None = None, progress: Callable[[str], None] | None = None) -> dict:
-    """``{"validation": {model: report}, "family": {...}, "benchmark": {...}, "notes": [...]}``.
-
-    Validation reports carry per-application errors. ``shipped``: model directories scored on the
-    validation data; ``shipped_cv``: a directory of ``evaluate --cv --format json`` results
-    (``family.json``, ``benchmark.json``) whose rows for those models are added to the CV tables.
-    """
-    ref = train.clocks.reference
-    out: dict = {"samples": len(train), "folds": k, "seed": seed, "validation": {},
-                 **{g: {} for g in groupings}, "notes": []}
-    for cand in candidates:
-        for grouping in groupings:
-            if progress:
-                progress(f"{cand.name}: {grouping} cross-validation")
-            pred, bounds = cross_validate(train, cand, grouping, k, seed)
-            out[grouping][cand.name] = _entry(train.scaling_surfaces(), pred, ref, bounds, None)
-        if apps is not None:
-            if progress:
-                progress(f"{cand.name}: validation")
-            model = _fit(cand.make(seed), train, np.arange(len(train)))
-            pred = model.predict(apps.runs)  # type: ignore[attr-defined]
-            out["validation"][cand.name] = _entry(apps.scaling_surfaces(), pred, ref, _bounds(model, apps.runs),
-                                                  apps.names)
-    for path in shipped:
-        loaded = load_model(path)
-        name = f"shipped {loaded.card.get('name', loaded.kind)}"
-        if apps is not None:
-            pred = np.stack([loaded.predictor.predict(r) for r in apps.runs])
-            out["validation"][name] = _entry(apps.scaling_surfaces(), pred, ref, None, apps.names)
-        for grouping in groupings:
-            saved = Path(shipped_cv) / f"{grouping}.json" if shipped_cv else None
-            if saved is not None and saved.is_file():
-                rows = json.loads(saved.read_text()).get("dvfs", {})
-                if loaded.card.get("name") in rows:
-                    out[grouping][name] = rows[loaded.card["name"]]
-    if shipped_cv:
-        out["notes"].append("shipped models' cross-validation rows: the saved results of the same folds "
-                            "(evaluate --cv, seed 0), retrained per fold with their shipped settings")
-    return out

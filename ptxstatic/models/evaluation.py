@@ -1,4 +1,5 @@
-"""Scoring shipped models on a dataset (numpy only): DVFS metrics and absolute-forest metrics."""
+"""Scoring trained models on a dataset (numpy only): DVFS metrics of what ``predict`` would report
+(calibrated surfaces, with their intervals' coverage), per-sample errors, and absolute-forest metrics."""
 
 from __future__ import annotations
 
@@ -8,37 +9,60 @@ import numpy as np
 
 from ptxstatic.dataset.dataset import DvfsDataset
 from ptxstatic.errors import PtxstaticError
-from ptxstatic.models.metrics import absolute_metrics, dvfs_report
+from ptxstatic.models.metrics import absolute_metrics, dvfs_entry
 from ptxstatic.models.registry import LoadedModel
+
+#: the name of the row added from a calibrated model's training mean when no mean_surface model is scored
+TRAINING_MEAN = "mean_surface (training mean)"
+
+
+def _check(m: LoadedModel, data: DvfsDataset) -> None:
+    clocks = getattr(m.predictor, "clocks", None)
+    if clocks is not None and clocks != data.clocks:
+        raise PtxstaticError(f"{m.directory}: the model's clock table differs from {data.gpu}'s in the data")
+
+
+def _dvfs_entry(m: LoadedModel, data: DvfsDataset, progress: Callable[[str, int, int], None] | None) -> dict:
+    y, runs = data.scaling_surfaces(), data.runs
+    pred, lo, hi = (np.empty_like(y) for _ in range(3))
+    for i, seq in enumerate(runs):
+        if m.calibration is not None:
+            d = m.details([seq])[0]
+            pred[i], lo[i], hi[i] = d.surfaces, d.lower, d.upper
+        else:
+            pred[i] = m.raw([seq])[0]
+        if progress:
+            progress(f"evaluating {m.name}", i + 1, len(runs))
+    entry = dvfs_entry(y, pred, data.clocks.reference, (lo, hi) if m.calibration else None, data.names)
+    entry["calibrated"] = m.calibration is not None
+    entry["energy_source"] = m.calibration.energy_from if m.calibration else m.card.get("energy_source", "head")
+    return entry
 
 
 def shipped_results(
     data: DvfsDataset, models: list[LoadedModel], progress: Callable[[str, int, int], None] | None = None,
 ) -> dict:
-    """Metrics of each model on every sample of ``data``; notes say how many samples each was trained on."""
+    """Metrics of each model on every sample of ``data``, with per-sample errors; a row for the training
+    mean surface when no mean_surface model is among them; notes say which samples a model was trained on."""
     y = data.scaling_surfaces()
     ref = data.clocks.reference
     out: dict = {"title": f"evaluation on {data.gpu} ({data.source or 'dataset'})", "samples": len(data),
                  "dvfs": {}, "absolute": {}, "notes": []}
     for m in models:
-        name = str(m.card.get("name", m.kind))
-        clocks = getattr(m.predictor, "clocks", None)
-        if clocks is not None and clocks != data.clocks:
-            raise PtxstaticError(f"{m.directory}: the model's clock table differs from {data.gpu}'s in the data")
+        _check(m, data)
         seen = set(m.card.get("training_data", {}).get("benchmarks", []))
         overlap = sum(n in seen for n in data.names)
         if overlap:
-            out["notes"].append(f"{name}: {overlap} of {len(data)} samples were in its training set (in-sample)")
+            out["notes"].append(f"{m.name}: {overlap} of {len(data)} samples were in its training set (in-sample)")
         if m.is_dvfs:
-            pred = np.empty_like(y)
-            for i, seq in enumerate(data.runs):
-                pred[i] = m.predictor.predict(seq)
-                if progress:
-                    progress(f"evaluating {name}", i + 1, len(data))
-            out["dvfs"][name] = dvfs_report(y, pred, ref)
+            out["dvfs"][m.name] = _dvfs_entry(m, data, progress)
         else:
             p = m.predictor
-            true = data.values(p.target)[:, ref]
-            pred_abs = p.predict(data.feature_matrix(p.features))
-            out["absolute"][name] = absolute_metrics(true, pred_abs)
+            out["absolute"][m.name] = absolute_metrics(data.values(p.target)[:, ref],
+                                                       p.predict(data.feature_matrix(p.features)))
+    calibrated = [m for m in models if m.is_dvfs and m.calibration is not None]
+    if calibrated and not any(m.kind == "mean_surface" for m in models):
+        mean = np.repeat(calibrated[0].calibration.mean_surface[None], len(data), axis=0)  # type: ignore[union-attr]
+        out["dvfs"][TRAINING_MEAN] = dvfs_entry(y, mean, ref, None, data.names)
+        out["notes"].append(f"{TRAINING_MEAN}: the mean surface of {calibrated[0].name}'s training set")
     return out

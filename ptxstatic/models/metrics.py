@@ -1,6 +1,10 @@
-"""Error metrics: the paper's DVFS-scaling metrics and the absolute-prediction metrics of the tree models."""
+"""Error metrics: the paper's DVFS-scaling metrics, interval coverage, per-sample errors, and the
+absolute-prediction metrics of the tree models. Every evaluation (``ptxstatic evaluate``, cross-validation,
+the comparison scripts) computes its figures here."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -67,3 +71,31 @@ def dvfs_report(true: np.ndarray, pred: np.ndarray, reference: int) -> dict:
             "time*power": energy_choice_metrics(true[:, 2], pred[:, 0] * pred[:, 1], reference),
         },
     }
+
+
+def coverage(true: np.ndarray, bounds: tuple[np.ndarray, np.ndarray], reference: int) -> dict[str, float]:
+    """Share (%) of true scaling factors inside the interval bounds, per head, over every configuration but
+    the reference."""
+    lo, hi = bounds
+    keep = np.arange(true.shape[-1]) != reference
+    inside = (true >= lo * (1 - 1e-9)) & (true <= hi * (1 + 1e-9))
+    return {name: float(100.0 * inside[:, h][:, keep].mean()) for h, name in enumerate(HEADS)}
+
+
+def per_sample_errors(true: np.ndarray, pred: np.ndarray, names: Sequence[str], reference: int) -> dict[str, dict]:
+    """Time, power and energy MAPE (%) of each sample over every configuration but the reference."""
+    keep = np.arange(true.shape[-1]) != reference
+    ape = percentage_errors(true[..., keep], pred[..., keep]).mean(axis=2)
+    return {n: {h: round(float(ape[i, j]), 2) for j, h in enumerate(HEADS)} for i, n in enumerate(names)}
+
+
+def dvfs_entry(true: np.ndarray, pred: np.ndarray, reference: int,
+               bounds: tuple[np.ndarray, np.ndarray] | None = None, names: Sequence[str] | None = None) -> dict:
+    """:func:`dvfs_report`, with the intervals' coverage where ``bounds`` are given and per-sample errors
+    where ``names`` are."""
+    out = dvfs_report(true, pred, reference)
+    if bounds is not None:
+        out["coverage"] = coverage(true, bounds, reference)
+    if names is not None:
+        out["per_sample"] = per_sample_errors(true, pred, names, reference)
+    return out

@@ -4,19 +4,18 @@
 
 1. the GPU's shape (overlap and core-power exponents) is learned from the training surfaces, and each
    training kernel's four quantities are fitted to its measured surfaces (``physical_fit``);
-2. a learner maps the kernel's intensity features to those quantities: ``trees`` (extra-trees),
-   ``gbm`` (gradient boosting, one model per quantity), ``neighbors`` (k nearest training kernels), ``ridge``,
-   ``roofline`` (first principles with two
-   calibration constants) or ``constant`` (the quantities of the training set's geometric-mean surface);
-3. inner cross-validation grouped by ``groups`` (benchmark families) gives out-of-fold predictions, on which
-   the shrinkage toward the mean surface (as a function of the out-of-distribution score) and the
-   conformal interval widths are fitted.
+2. a learner maps the kernel's intensity features to those quantities: ``neighbors`` (k nearest training
+   kernels, the shipped choice), ``trees`` (extra-trees), ``gbm`` (gradient boosting, one model per
+   quantity), ``ridge``, ``roofline`` (first principles with two calibration constants) or ``constant``
+   (the quantities of the training set's geometric-mean surface).
+
+Its intervals, out-of-distribution report and shrinkage toward the mean surface come from wrapping it in
+:class:`ptxstatic.models.calibration_train.Calibrated`, as every shipped DVFS model is.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -24,20 +23,15 @@ from scipy.optimize import minimize
 from sklearn.base import BaseEstimator
 from sklearn.ensemble import ExtraTreesRegressor, GradientBoostingRegressor
 from sklearn.linear_model import Ridge
-from sklearn.model_selection import GroupKFold
 
-from ptxstatic.dataset.dataset import DvfsDataset
 from ptxstatic.dvfs import ClockTable
-from ptxstatic.features.intensity import MODEL_FEATURES, NAMES, intensity_matrix
-from ptxstatic.models.artifacts import save_model
+from ptxstatic.features.intensity import MODEL_FEATURES, intensity_columns
 from ptxstatic.models.metrics import scaling_metrics
-from ptxstatic.models.ood import OodReference, profile
 from ptxstatic.models.physical import MEANINGS, PhysicalShape
 from ptxstatic.models.physical_fit import fit_quantities, fit_shape
 from ptxstatic.models.physical_predictor import PhysicalPredictor
-from ptxstatic.models.quantity_regressors import ROOFLINE_FEATURE, QuantityRegressor, roofline_quantities
+from ptxstatic.models.quantity_regressors import ROOFLINE_FEATURE, roofline_quantities
 from ptxstatic.models.tree_arrays import export_trees
-from ptxstatic.models.uncertainty import Intervals, Shrinkage, blend
 
 LEARNERS = ("trees", "gbm", "neighbors", "ridge", "roofline", "constant")
 
@@ -96,11 +90,10 @@ def _fit_roofline(F: np.ndarray, Q: np.ndarray, y: np.ndarray, shape: PhysicalSh
 class PhysicalDvfs(BaseEstimator):
     """Physically constrained DVFS surfaces from intensity features (see the module docstring)."""
 
-    def __init__(self, learner: str = "trees", n_estimators: int = 200, min_samples_leaf: int = 3,
+    def __init__(self, learner: str = "neighbors", n_estimators: int = 200, min_samples_leaf: int = 3,
                  max_features: float = 1.0, max_depth: int = 2, learning_rate: float = 0.05, alpha: float = 10.0,
-                 n_neighbors: int = 5,
-                 features: tuple[str, ...] = MODEL_FEATURES, inner_folds: int = 5, shrink: bool = True,
-                 level: float = 0.9, gpu: str = "gtxtitanx", seed: int = 0) -> None:
+                 n_neighbors: int = 5, features: tuple[str, ...] = MODEL_FEATURES, gpu: str = "gtxtitanx",
+                 seed: int = 0) -> None:
         self.learner = learner
         self.n_estimators = n_estimators
         self.min_samples_leaf = min_samples_leaf
@@ -110,15 +103,11 @@ class PhysicalDvfs(BaseEstimator):
         self.alpha = alpha
         self.n_neighbors = n_neighbors
         self.features = features
-        self.inner_folds = inner_folds
-        self.shrink = shrink
-        self.level = level
         self.gpu = gpu
         self.seed = seed
 
     def _features(self, X: Sequence[Sequence]) -> np.ndarray:
-        cols = [NAMES.index(n) for n in self.features]
-        return intensity_matrix(X, self.gpu)[:, cols]
+        return intensity_columns(X, self.features, self.gpu)
 
     def _regressor(self, F: np.ndarray, Q: np.ndarray, y: np.ndarray, shape: PhysicalShape) -> tuple[dict, dict]:
         if self.learner == "trees":
@@ -136,41 +125,10 @@ class PhysicalDvfs(BaseEstimator):
             return {"quantities.value": fit_quantities(geo, shape)[0]}, {"kind": "constant"}
         raise ValueError(f"unknown learner {self.learner!r} (one of {', '.join(LEARNERS)})")
 
-    def _out_of_fold(self, profiles: Sequence, F: np.ndarray, Q: np.ndarray, y: np.ndarray,
-                     groups: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Inner out-of-fold model surfaces, fold mean surfaces, out-of-distribution scores and unseen shares."""
-        n = len(y)
-        pred, mean, scores, unseen = np.empty_like(y), np.empty_like(y), np.zeros(n), np.zeros(n)
-        k = min(self.inner_folds, len(set(groups)))
-        for train, test in GroupKFold(n_splits=k).split(F, groups=groups):
-            arrays, config = self._regressor(F[train], Q[train], y[train], self.shape_)
-            q = QuantityRegressor(arrays, config, self.features).predict(F[test])
-            pred[test] = self.shape_.surfaces(q)
-            mean[test] = y[train].mean(axis=0)
-            ref = OodReference.fit([profiles[i] for i in train], F[train], self.features)
-            reports = [ref.report(profiles[i], F[i]) for i in test]
-            scores[test] = [r.score for r in reports]
-            unseen[test] = [r.unknown_share for r in reports]
-        return pred, mean, scores, unseen
-
-    def fit(self, X: Sequence[Sequence], y: np.ndarray, clocks: ClockTable,
-            groups: Sequence[str] | None = None) -> PhysicalDvfs:
-        """``groups``: what inner cross-validation keeps together (benchmark families); each sample alone
-        if not given."""
-        groups = list(groups) if groups is not None else [str(i) for i in range(len(y))]
+    def fit(self, X: Sequence[Sequence], y: np.ndarray, clocks: ClockTable) -> PhysicalDvfs:
         self.clocks_ = clocks
         self.shape_ = fit_shape(y, clocks)
-        F = self._features(X)
-        Q = fit_quantities(y, self.shape_)
-        self.regressor_ = self._regressor(F, Q, y, self.shape_)
-        profiles = [profile(s) for s in X]
-        self.ood_ = OodReference.fit(profiles, F, self.features)
-        self.mean_surface_ = y.mean(axis=0)
-        pred, mean, scores, unseen = self._out_of_fold(profiles, F, Q, y, groups)
-        ref = clocks.reference
-        self.shrinkage_ = Shrinkage.fit(pred, mean, y, scores, unseen, ref) if self.shrink else Shrinkage()
-        w = self.shrinkage_.weight(scores, unseen)
-        self.intervals_ = Intervals.fit(blend(pred, mean, w), y, w, y, self.level)
+        self.regressor_ = self._regressor(self._features(X), fit_quantities(y, self.shape_), y, self.shape_)
         self.predictor_ = PhysicalPredictor(*self.export())
         return self
 
@@ -179,36 +137,15 @@ class PhysicalDvfs(BaseEstimator):
 
     def export(self) -> tuple[dict[str, np.ndarray], dict]:
         arrays, reg_config = self.regressor_
-        return (
-            {**arrays, "mean_surface": self.mean_surface_, "intervals.h_model": self.intervals_.h_model,
-             "intervals.h_mean": self.intervals_.h_mean},
-            {"clocks": self.clocks_.to_dict(), "shape": self.shape_.to_config(), "gpu": self.gpu,
-             "features": list(self.features), "regressor": reg_config, "ood": self.ood_.to_config(),
-             "shrinkage": {"alpha": self.shrinkage_.alpha, "beta": self.shrinkage_.beta},
-             "level": self.intervals_.level},
-        )
+        return dict(arrays), {"clocks": self.clocks_.to_dict(), "shape": self.shape_.to_config(), "gpu": self.gpu,
+                              "features": list(self.features), "regressor": reg_config}
 
-
-def train_physical(data: DvfsDataset, out: str | Path, *, learner: str = "neighbors", name: str = "physical",
-                   cv_metrics: dict | None = None, seed: int = 0, **params: object) -> Path:
-    """Train on every sample of ``data`` (inner folds grouped by benchmark family) and write the model
-    directory; the card records the GPU constants, what each quantity means, how well the quantities fit
-    the training surfaces, the shrinkage rule and the interval level."""
-    from ptxstatic.models.training import jsonable, model_card
-
-    y = data.scaling_surfaces()
-    model = PhysicalDvfs(learner=learner, seed=seed, **params).fit(data.runs, y, data.clocks, groups=data.families())
-    fitted = model.shape_.surfaces(fit_quantities(y, model.shape_))
-    split = f"trained on all {len(data)} samples; shrinkage and intervals from {model.inner_folds}-fold " \
-            "cross-validation grouped by benchmark family"
-    card = model_card(data, name, jsonable(model.get_params()), split, cv_metrics)
-    card.update(
-        energy_source="time*power",
-        quantities=MEANINGS,
-        gpu_constants={"overlap": model.shape_.overlap, "core_exponent": model.shape_.core_exponent},
-        quantity_fit={h: round(v["mape"], 3) for h, v in scaling_metrics(y, fitted, data.clocks.reference).items()},
-        shrinkage={"alpha": model.shrinkage_.alpha, "beta": model.shrinkage_.beta},
-        interval_level=model.intervals_.level,
-    )
-    arrays, config = model.export()
-    return save_model(out, "physical", arrays, config, card)
+    def card_fields(self, y: np.ndarray) -> dict:
+        """The GPU constants, what each quantity means and how well the quantities reproduce ``y``."""
+        fitted = self.shape_.surfaces(fit_quantities(y, self.shape_))
+        return {
+            "quantities": MEANINGS,
+            "gpu_constants": {"overlap": self.shape_.overlap, "core_exponent": self.shape_.core_exponent},
+            "quantity_fit_mape": {h: round(v["mape"], 3)
+                                  for h, v in scaling_metrics(y, fitted, self.clocks_.reference).items()},
+        }

@@ -1,15 +1,20 @@
-"""Loading shipped models by kind, and finding the models shipped for a GPU (numpy only)."""
+"""Loading shipped models by kind with their calibration, and finding the models shipped for a GPU (numpy
+only)."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.models.artifacts import load_arrays, read_card
 from ptxstatic.models.baseline_predictors import GroupForestPredictor, MeanSurfacePredictor, WuPredictor
+from ptxstatic.models.calibration import Calibration, DvfsPrediction
 from ptxstatic.models.forest_predictor import ForestPredictor
 from ptxstatic.models.lstm_numpy import LstmPredictor
 from ptxstatic.models.physical_predictor import PhysicalPredictor
@@ -19,8 +24,8 @@ PREDICTORS: dict[str, type] = {
     "wu_clusters": WuPredictor, "forest": ForestPredictor, "physical": PhysicalPredictor,
 }
 DVFS_KINDS = ("lstm", "mean_surface", "group_forest", "wu_clusters", "physical")
-#: the models ``predict`` looks for in a GPU's directory
-PREDICTION_MODELS = ("lstm", "forest_time", "forest_power")
+#: the DVFS model ``predict`` uses when none is named (its directory under a GPU's): see docs/models.md for why
+DEFAULT_DVFS = "physical"
 #: environment variable naming a directory of shipped models (one sub-directory per GPU)
 MODELS_ENV = "PTXSTATIC_MODELS"
 
@@ -30,14 +35,50 @@ class LoadedModel:
     directory: Path
     card: dict
     predictor: Any
+    calibration: Calibration | None = None
 
     @property
     def kind(self) -> str:
         return str(self.card["kind"])
 
     @property
+    def name(self) -> str:
+        return str(self.card.get("name", self.kind))
+
+    @property
     def is_dvfs(self) -> bool:
         return self.kind in DVFS_KINDS
+
+    def raw(self, seqs: Sequence[Sequence]) -> np.ndarray:
+        """(sequences, 3, configs) the model's own surfaces, before calibration."""
+        many = getattr(self.predictor, "predict_many", None)
+        if many is not None:
+            return many(seqs)
+        return np.stack([self.predictor.predict(s) for s in seqs])
+
+    def require_calibration(self) -> Calibration:
+        """The model's calibration; a model without one cannot give intervals."""
+        if self.calibration is None:
+            raise PtxstaticError(
+                f"{self.directory}: the {self.name} model has no calibrated intervals (retrain it with "
+                "`ptxstatic train`, which calibrates every model); `ptxstatic evaluate` still scores it")
+        return self.calibration
+
+    def details(self, seqs: Sequence[Sequence]) -> list[DvfsPrediction]:
+        """Calibrated predictions: surfaces shrunk toward the training mean out of distribution, with their
+        intervals and the out-of-distribution report (a model without a calibration has none to give)."""
+        out = self.require_calibration().apply(self.raw(seqs), seqs)
+        quantities = getattr(self.predictor, "quantities", None)
+        if quantities is not None:
+            for d, q in zip(out, quantities(seqs)):
+                d.quantities = q
+        return out
+
+    def predict_many(self, seqs: Sequence[Sequence]) -> np.ndarray:
+        """(sequences, 3, configs) the surfaces ``predict`` reports: calibrated where the model is."""
+        if self.calibration is None:
+            return self.raw(seqs)
+        return np.stack([d.surfaces for d in self.calibration.apply(self.raw(seqs), seqs)])
 
 
 def load_model(path: str | Path) -> LoadedModel:
@@ -49,11 +90,14 @@ def load_model(path: str | Path) -> LoadedModel:
     arrays = load_arrays(directory, card)
     try:
         predictor = cls(arrays, card["config"])
+        calibration = Calibration.from_artifact(arrays, card["config"])
     except PtxstaticError as exc:
         raise PtxstaticError(f"{directory}: {exc}") from None
     except (KeyError, TypeError, ValueError, IndexError) as exc:
         raise PtxstaticError(f"{directory}: model configuration is malformed ({exc!r})") from None
-    return LoadedModel(directory, card, predictor)
+    if calibration is not None and calibration.mean_surface.shape != (3, len(predictor.clocks)):
+        raise PtxstaticError(f"{directory}: the calibration does not match the model's clock table")
+    return LoadedModel(directory, card, predictor, calibration)
 
 
 def models_root() -> Path:
@@ -66,7 +110,8 @@ def is_shipped(gpu: str, name: str) -> bool:
     return (models_root() / gpu / name / "card.json").is_file()
 
 
-def _not_shipped(gpu: str, what: str) -> PtxstaticError:
+def not_shipped(gpu: str, what: str) -> PtxstaticError:
+    """The error for a GPU without shipped ``what``, naming the GPUs that have models."""
     root = models_root()
     gpus = sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
     return PtxstaticError(
@@ -74,35 +119,21 @@ def _not_shipped(gpu: str, what: str) -> PtxstaticError:
     )
 
 
-def shipped(gpu: str, name: str) -> Path:
-    """The directory of the shipped model ``name`` (e.g. ``lstm``, ``forest_time``) for ``gpu``."""
-    if not is_shipped(gpu, name):
-        raise _not_shipped(gpu, f"{name} model")
-    return models_root() / gpu / name
-
-
-def prediction_models(gpu: str | None, path: str | Path | None, default_gpu: str) -> tuple[LoadedModel | None,
-                                                                                           list[LoadedModel]]:
-    """The DVFS model and the absolute forests ``predict`` uses: those shipped for ``gpu``, or those at ``path``
-    (a DVFS model, a forest, or a directory of models such as ``trained/NAME``). At least one is found, and all
-    are for the same GPU (``gpu`` if given)."""
+def prediction_model(gpu: str | None, path: str | Path | None, default_gpu: str) -> LoadedModel | None:
+    """The DVFS model ``predict`` uses: the default one shipped for ``gpu`` (None if the GPU has none), or the
+    one at ``path`` (a DVFS model directory, or a GPU's directory of models holding the default one)."""
     if path is None:
-        root = models_root() / (gpu or default_gpu)
-        if not any(is_shipped(root.name, n) for n in PREDICTION_MODELS):
-            raise _not_shipped(root.name, "models")
-    else:
-        root = Path(path)
-    if (root / "card.json").is_file() or root.name == "card.json":
-        models = [load_model(root)]
-    else:
-        names = [n for n in PREDICTION_MODELS if (root / n / "card.json").is_file()]
-        if not names:
-            raise PtxstaticError(f"{root}: no model (a card.json, or lstm/, forest_time/, forest_power/ under it)")
-        models = [load_model(root / n) for n in names]
-    gpus = {str(m.card.get("gpu")) for m in models}
-    if len(gpus) > 1:
-        raise PtxstaticError(f"{root}: the models are for different GPUs: {', '.join(sorted(gpus))}")
-    if gpu is not None and gpus != {gpu}:
-        raise PtxstaticError(f"{models[0].directory}: the model is for GPU {gpus.pop()!r}, not {gpu!r}")
-    dvfs = [m for m in models if m.is_dvfs]
-    return (dvfs[0] if dvfs else None), [m for m in models if m.kind == "forest"]
+        name = gpu or default_gpu
+        return load_model(models_root() / name / DEFAULT_DVFS) if is_shipped(name, DEFAULT_DVFS) else None
+    root = Path(path)
+    if not ((root / "card.json").is_file() or root.name == "card.json"):
+        if not (root / DEFAULT_DVFS / "card.json").is_file():
+            raise PtxstaticError(f"{root}: no model (a card.json, or {DEFAULT_DVFS}/ under it)")
+        root = root / DEFAULT_DVFS
+    model = load_model(root)
+    if not model.is_dvfs:
+        raise PtxstaticError(f"{model.directory}: a {model.kind} model; predict uses DVFS models "
+                             f"({', '.join(DVFS_KINDS)}) and estimates absolute time from the launch itself")
+    if gpu is not None and model.card.get("gpu") != gpu:
+        raise PtxstaticError(f"{model.directory}: the model is for GPU {model.card.get('gpu')!r}, not {gpu!r}")
+    return model

@@ -6,7 +6,6 @@ from __future__ import annotations
 import datetime
 import platform
 from collections.abc import Callable
-from functools import partial
 from importlib import metadata
 from pathlib import Path
 
@@ -16,10 +15,12 @@ from ptxstatic.dataset.dataset import DvfsDataset
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.models.artifacts import save_model
 from ptxstatic.models.baselines import GroupForest, MeanSurface, WuClusters
-from ptxstatic.models.cv import Folds, duration_classes, grouped_folds, out_of_fold
+from ptxstatic.models.calibration_train import Calibrated
+from ptxstatic.models.cv import Folds, duration_classes, grouped_folds
 from ptxstatic.models.forest import AbsoluteForest
 from ptxstatic.models.lstm_train import LstmDvfs
-from ptxstatic.models.metrics import absolute_metrics, dvfs_report
+from ptxstatic.models.metrics import absolute_metrics
+from ptxstatic.models.physical_train import PhysicalDvfs
 
 #: the tuned LSTM (chosen by grouped cross-validation on the GTX Titan X set; see docs/models.md)
 TUNED_LSTM: dict = {
@@ -28,8 +29,9 @@ TUNED_LSTM: dict = {
     "heads": {h: {"hidden": [100, 70], "optimizer": "adam", "lr": 0.003} for h in ("time", "power", "energy")},
 }
 
-#: DVFS models by name: what ``train`` and ``evaluate --cv`` build
+#: DVFS models by name: what ``train`` and ``evaluate --cv`` build (each is calibrated, see ``make_dvfs``)
 DVFS_MODELS: dict[str, Callable[[int], object]] = {
+    "physical": lambda seed: PhysicalDvfs(seed=seed),
     "lstm": lambda seed: LstmDvfs(seed=seed, **TUNED_LSTM),
     "lstm_paper": lambda seed: LstmDvfs(seed=seed),
     "mean_surface": lambda seed: MeanSurface(),
@@ -37,19 +39,25 @@ DVFS_MODELS: dict[str, Callable[[int], object]] = {
     "wu_clusters": lambda seed: WuClusters(seed=seed),
 }
 #: the kind of predictor each DVFS model is exported as
-DVFS_KIND = {"lstm": "lstm", "lstm_paper": "lstm", "mean_surface": "mean_surface",
+DVFS_KIND = {"physical": "physical", "lstm": "lstm", "lstm_paper": "lstm", "mean_surface": "mean_surface",
              "group_forest": "group_forest", "wu_clusters": "wu_clusters"}
+#: models whose energy surface is time × power by construction (the others have an energy head)
+PRODUCT_ENERGY = ("physical",)
 GROUPINGS = ("benchmark", "family")
 
 
-def make_dvfs(name: str, seed: int) -> object:
-    """A fresh, unfitted DVFS model by name (a module-level function, so worker processes can receive it)."""
-    return DVFS_MODELS[name](seed)
+def make_dvfs(name: str, seed: int, energy_from: str | None = None) -> Calibrated:
+    """A fresh, unfitted, calibrated DVFS model by name (a module-level function, so worker processes can
+    receive it). ``energy_from``: the energy its calibrated surfaces carry; by default time × power for
+    models built that way and the energy head for the others, so that cross-validation scores both."""
+    if energy_from is None:
+        energy_from = "time*power" if name in PRODUCT_ENERGY else "head"
+    return Calibrated(DVFS_MODELS[name](seed), energy_from=energy_from)
 
 
 def library_versions() -> dict[str, str]:
     out = {"python": platform.python_version()}
-    for pkg in ("ptxstatic", "numpy", "scikit-learn", "torch"):
+    for pkg in ("ptxstatic", "numpy", "scipy", "scikit-learn", "torch"):
         try:
             out[pkg] = metadata.version(pkg)
         except metadata.PackageNotFoundError:
@@ -73,7 +81,7 @@ def model_card(data: DvfsDataset, name: str, params: dict, split: str, metrics: 
             "benchmarks": data.names,
             "notes": "sequences of every kernel of a benchmark, concatenated in launch order",
         },
-        "split": split, "hyper_parameters": params, "cv_metrics": metrics,
+        "split": split, "hyper_parameters": params, "evaluation": metrics,
         "library_versions": library_versions(),
     }
 
@@ -93,48 +101,45 @@ def cv_metrics_from(results: dict, name: str, data: DvfsDataset) -> dict:
     entry = results.get("dvfs", {}).get(name) or results.get("absolute", {}).get(name)
     if entry is None:
         raise PtxstaticError(f"the cross-validation results have no model {name!r}")
-    return {"folds": results["folds"], "grouping": results["grouping"], "seed": results["seed"], **entry}
+    out = {"folds": results["folds"], "grouping": results["grouping"], "seed": results["seed"],
+           **{k: v for k, v in entry.items() if k != "per_sample"}}
+    mean = results.get("dvfs", {}).get("mean_surface")
+    if mean is not None and name != "mean_surface":
+        out["mean_surface"] = {k: mean[k] for k in ("scaling", "energy_choice")}
+    return out
+
+
+def energy_source(name: str, cv_metrics: dict | None) -> str:
+    """The energy a model's predictions use: time × power where the model builds it so; otherwise the one
+    whose minimum-energy choice was closer to the oracle in cross-validation (time × power without it)."""
+    if name in PRODUCT_ENERGY or not cv_metrics:
+        return "time*power"
+    choice = cv_metrics["energy_choice"]
+    return min(choice, key=lambda k: choice[k]["excess_over_oracle"])
 
 
 def train_dvfs(
-    name: str, data: DvfsDataset, out: str | Path, *, cv_metrics: dict | None = None, seed: int = 0,
+    name: str, data: DvfsDataset, out: str | Path, *, evaluation: dict | None = None, seed: int = 0,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> Path:
-    """Train DVFS model ``name`` on all of ``data``; ``cv_metrics`` (see ``cv_metrics_from``) go in the card
-    and choose the energy estimate used for decisions."""
+    """Train DVFS model ``name`` on all of ``data`` and calibrate it (inner folds grouped by benchmark family);
+    ``evaluation`` (``{"family_cv": ..., "benchmark_cv": ...}``, see ``cv_metrics_from``) goes in the card,
+    and family-grouped cross-validation chooses the energy estimate of models with an energy head."""
+    evaluation = evaluation or {}
     y = data.scaling_surfaces()
-    model = make_dvfs(name, seed)
-    _fit_with_progress(model, data, y, progress)
-    arrays, config = model.export()  # type: ignore[attr-defined]
-    split = f"trained on all {len(data)} samples" + (
-        f"; metrics from {cv_metrics['folds']}-fold cross-validation grouped by {cv_metrics['grouping']}, "
-        "stratified by duration" if cv_metrics else ""
-    )
-    card = model_card(data, name, jsonable(model.get_params()), split, cv_metrics)  # type: ignore[attr-defined]
-    choice = cv_metrics["energy_choice"] if cv_metrics else None
-    card["energy_source"] = min(choice, key=lambda k: choice[k]["excess_over_oracle"]) if choice else "head"
+    source = energy_source(name, evaluation.get("family_cv") or evaluation.get("benchmark_cv"))
+    model = make_dvfs(name, seed, source)
+    model.fit(data.runs, y, data.clocks, groups=data.families(),
+              progress=(lambda i, n: progress("training and calibrating", i, n)) if progress else None)
+    arrays, config = model.export()
+    folds = ", ".join(f"{v['folds']}-fold cross-validation grouped by {v['grouping']}" for v in evaluation.values())
+    split = f"trained on all {len(data)} samples; calibrated in {model.inner_folds} inner folds grouped by " \
+            f"benchmark family" + (f"; metrics from {folds}, stratified by duration" if folds else "")
+    params = {"model": jsonable(model.estimator_.get_params()), "calibration": jsonable(
+        {k: v for k, v in model.get_params(deep=False).items() if k != "estimator"})}
+    card = model_card(data, name, params, split, evaluation or None)
+    card.update(model.card_fields(y))
     return save_model(out, DVFS_KIND[name], arrays, config, card)
-
-
-def _fit_with_progress(
-    model: object, data: DvfsDataset, y: np.ndarray, progress: Callable[[str, int, int], None] | None,
-) -> None:
-    """Fit on every sample; an LSTM reports each batch, other models the whole fit."""
-    if progress is None:
-        model.fit(data.runs, y, data.clocks)  # type: ignore[attr-defined]
-        return
-    if isinstance(model, LstmDvfs):
-        total, done = model.n_batches_total(len(data)), [0]
-
-        def batch(n: int) -> None:
-            done[0] += n
-            progress("training on all samples", done[0], total)
-
-        model.fit(data.runs, y, data.clocks, progress=batch)
-        return
-    progress("training on all samples", 0, 1)
-    model.fit(data.runs, y, data.clocks)  # type: ignore[attr-defined]
-    progress("training on all samples", 1, 1)
 
 
 def nested_cv_absolute(
@@ -176,39 +181,8 @@ def train_forest(
         "(five longest always in training)" if cv_metrics else ""
     )
     params = {**jsonable(model.get_params()), "best_params": config["best_params"]}
-    card = model_card(data, f"forest_{target}", params, split, cv_metrics)
+    card = model_card(data, f"forest_{target}", params, split, {"nested_cv": cv_metrics} if cv_metrics else None)
     card["target_at"] = {"f_mem_mhz": data.clocks.f_mem[data.clocks.reference],
                          "f_core_mhz": data.clocks.f_core[data.clocks.reference]}
     card["features_per_thread"] = "threads_per_cta" not in names
     return save_model(out, "forest", arrays, config, card)
-
-
-def cross_validation_results(
-    data: DvfsDataset, names: list[str], k: int, grouping: str, seed: int = 0, n_jobs: int = 1,
-    progress: Callable[[str, int, int], None] | None = None,
-) -> dict:
-    """Every named model cross-validated in the same grouped folds (``forest``: the nested CV of the
-    absolute time and power forests), as the dict the evaluation reports render."""
-    unknown = [n for n in names if n not in DVFS_MODELS and n != "forest"]
-    if unknown:
-        raise PtxstaticError(f"unknown models {', '.join(unknown)} (known: {', '.join([*DVFS_MODELS, 'forest'])})")
-    y = data.scaling_surfaces()
-    folds = cv_folds(data, k, grouping, seed)
-    out: dict = {
-        "title": f"{k}-fold cross-validation on {data.gpu}, grouped by {grouping}", "samples": len(data),
-        "gpu": data.gpu, "folds": k, "grouping": grouping, "seed": seed, "dvfs": {}, "absolute": {},
-        "notes": [f"folds grouped by {grouping}, stratified by short/medium/long time at F_max, seed {seed}; "
-                  "scaling metrics over every configuration except F_max itself"],
-    }
-    for name in names:
-        if name == "forest":
-            for target in ("time", "power"):
-                out["absolute"][f"forest_{target}"] = nested_cv_absolute(
-                    data, target, k, grouping, seed,
-                    on_fold=lambda i, t=target: progress and progress(f"forest_{t}: nested CV", i + 1, k),
-                )
-            continue
-        pred = out_of_fold(data, partial(make_dvfs, name, seed), folds,
-                           lambda i, name=name: progress and progress(f"{name}: cross-validation", i + 1, k), n_jobs)
-        out["dvfs"][name] = dvfs_report(y, pred, data.clocks.reference)
-    return out

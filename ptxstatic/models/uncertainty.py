@@ -27,13 +27,20 @@ ALPHAS = np.round(np.arange(0.0, 1.0001, 0.05), 2)
 BETAS = np.round(np.concatenate([np.arange(0.0, 4.0, 0.25), np.arange(4.0, 20.0001, 1.0)]), 2)
 
 
-def blend(pred: np.ndarray, mean: np.ndarray, w: np.ndarray) -> np.ndarray:
+ENERGY_FROM = ("time*power", "head")
+
+
+def blend(pred: np.ndarray, mean: np.ndarray, w: np.ndarray, energy_from: str = "time*power") -> np.ndarray:
     """(n, 3, configs) surfaces: time and power blended in log space with weights ``w`` (n,) toward
-    ``mean``; energy = time × power."""
+    ``mean``; energy = time × power, or (``energy_from="head"``, for models with an energy head) the heads'
+    log blend."""
     w = np.asarray(w, dtype=np.float64).reshape(-1, 1)
-    t = np.exp((1.0 - w) * np.log(pred[:, 0]) + w * np.log(mean[:, 0]))
-    p = np.exp((1.0 - w) * np.log(pred[:, 1]) + w * np.log(mean[:, 1]))
-    return np.stack([t, p, t * p], axis=1)
+
+    def mix(h: int) -> np.ndarray:
+        return np.exp((1.0 - w) * np.log(pred[:, h]) + w * np.log(mean[:, h]))
+
+    t, p = mix(0), mix(1)
+    return np.stack([t, p, t * p if energy_from == "time*power" else mix(2)], axis=1)
 
 
 def _log_error(pred: np.ndarray, y: np.ndarray, keep: np.ndarray) -> float:
@@ -52,10 +59,10 @@ class Shrinkage:
 
     @classmethod
     def fit(cls, pred: np.ndarray, mean: np.ndarray, y: np.ndarray, scores: np.ndarray, unseen: np.ndarray,
-            reference: int) -> Shrinkage:
+            reference: int, energy_from: str = "time*power") -> Shrinkage:
         """The (alpha, beta) on the grid with the least mean absolute log error of the blended surfaces."""
         keep = np.arange(y.shape[-1]) != reference
-        best = min(((_log_error(blend(pred, mean, cls(a, b).weight(scores, unseen)), y, keep), a, b)
+        best = min(((_log_error(blend(pred, mean, cls(a, b).weight(scores, unseen), energy_from), y, keep), a, b)
                     for a in ALPHAS for b in BETAS), key=lambda t: (t[0], t[1], t[2]))
         return cls(float(best[1]), float(best[2]))
 
@@ -102,10 +109,3 @@ class Intervals:
             for c in range(y.shape[2]):
                 h_model[h, c] = _conformal_width(resid[:, h, c], np.asarray(w), h_mean[h, c], level)
         return cls(level, h_model, h_mean)
-
-    def coverage(self, surfaces: np.ndarray, w: np.ndarray, y: np.ndarray, reference: int) -> dict[str, float]:
-        """Share (%) of true values inside the intervals, per head, over configurations other than F_max."""
-        lo, hi = self.bounds(surfaces, w)
-        keep = np.arange(y.shape[-1]) != reference
-        inside = (y >= lo * (1 - 1e-9)) & (y <= hi * (1 + 1e-9))
-        return {name: float(100.0 * inside[:, h][:, keep].mean()) for h, name in enumerate(("time", "power", "energy"))}

@@ -1,42 +1,89 @@
-"""The DVFS prediction of one kernel (:func:`ptxstatic.predict.prediction`) as text."""
+"""The DVFS prediction of one kernel (:func:`ptxstatic.predict.prediction`) as text: every number with its
+interval and the model that produced it."""
 
 from __future__ import annotations
 
-from ptxstatic.predict import ABSOLUTE
+HEADS = ("time", "power", "energy")
+
+
+def _value(row: dict, name: str, digits: int = 3) -> str:
+    """``1.234 (1.10–1.40)``: a value with its interval, where it has one."""
+    v = row[f"{name}_scaling"] if f"{name}_scaling" in row else row[name]
+    low, high = row.get(f"{name}_low"), row.get(f"{name}_high")
+    return f"{v:.{digits}f} ({low:.{digits}f}–{high:.{digits}f})" if low is not None else f"{v:.{digits}f}"
+
+
+def _ms(value: float, low: float | None, high: float | None) -> str:
+    return f"{value:.4g}" + (f" ({low:.3g}–{high:.3g})" if low is not None else "")
+
+
+def _header(d: dict) -> list[str]:
+    m = d["model"]
+    default = ", the default" if m.get("default") else ""
+    level = f"; {100 * m['interval_level']:.0f} % intervals" if m.get("interval_level") else ""
+    ref = d["reference"]
+    source = "time × power" if d["energy_source"] == "time*power" else "the energy head"
+    return [f"kernel {d['kernel']} ({d['file']}) on {d['gpu']}, model {m['name']} ({m['path']}){default}{level}",
+            f"scaling relative to F_max = mem {ref['f_mem_mhz']} MHz, core {ref['f_core_mhz']} MHz; "
+            f"energy from {source}"]
+
+
+def _table(d: dict) -> list[str]:
+    timed = "time_ms" in d["configs"][0]
+    width = 21 if "time_low" in d["configs"][0] else 7
+    header = f"   {'mem':>5} {'core':>5} " + " ".join(f"{h:>{width}}" for h in HEADS) + (
+        "  time ms (estimate)" if timed else "")
+    lines = [header]
+    for r in d["configs"]:
+        mark = ("*" if r["min_energy"] else " ") + ("p" if r["pareto"] else " ")
+        cells = " ".join(f"{_value(r, h):>{width}}" for h in HEADS)
+        ms = f"  {_ms(r['time_ms'], r.get('time_ms_low'), r.get('time_ms_high'))}" if timed else ""
+        lines.append(f"{mark} {r['f_mem_mhz']:>5} {r['f_core_mhz']:>5} {cells}{ms}")
+    return lines
+
+
+def _decision(d: dict) -> list[str]:
+    best = d["min_energy"]
+    limit = f" with at most {100 * d['max_slowdown']:.3g}% slowdown" if d["max_slowdown"] is not None else ""
+    saving = f"expected saving {100 * best['saving']:.1f} %"
+    if "saving_low" in best:
+        saving += f" (range {100 * best['saving_low']:.1f} % to {100 * best['saving_high']:.1f} %)"
+    pareto = ", ".join(f"{p['f_mem_mhz']}/{p['f_core_mhz']} ({1 / p['time_scaling']:.3f}, {p['energy_scaling']:.3f})"
+                       for p in d["pareto"])
+    return [f"minimum energy{limit}: mem {best['f_mem_mhz']} MHz, core {best['f_core_mhz']} MHz — energy "
+            f"{_value(best, 'energy')}× F_max, time {_value(best, 'time')}×; {saving}",
+            f"pareto (speed-up, energy): {pareto}"]
+
+
+def _ood(d: dict) -> list[str]:
+    o = d.get("ood")
+    if not o:
+        return []
+    unseen = f"; unseen in training: {', '.join(o['unseen'])}" if o["unseen"] else ""
+    outside = f"; features outside the training range: {', '.join(o['out_of_range'])}" if o["out_of_range"] else ""
+    state = "out of distribution" if o["score"] > 0 else "in distribution"
+    return [f"{state}: score {o['score']:.2f}{unseen}{outside}; shrunk {100 * o['shrinkage']:.0f} % toward the "
+            "training mean surface"]
+
+
+def _absolute(d: dict) -> list[str]:
+    a = d.get("absolute")
+    if not a:
+        return []
+    board = a["gpu"]["board"]
+    return [f"absolute time at mem {a['f_mem_mhz']:g} MHz, core {a['f_core_mhz']:g} MHz: "
+            f"{_ms(a['time_ms'], a['time_ms_low'], a['time_ms_high'])} ms — a {a['model']} estimate from the "
+            f"published figures of the {board}, not a measurement; {a['bound']}-bound (issue {a['issue_ms']:.3g} ms, "
+            f"memory {a['memory_ms']:.3g} ms, launch {a['overhead_ms']:.3g} ms)"]
 
 
 def prediction_text(d: dict) -> str:
-    """A compact table: one line per configuration, ``*`` the minimum-energy one, ``p`` Pareto members."""
-    ref = d["reference"]
-    values = "".join(f", {k.replace('_', ' ')} {v:.4g}" for k, v in ref.items() if k in ABSOLUTE)
-    clocks = f"mem {ref.get('f_mem_mhz', '?')} MHz, core {ref.get('f_core_mhz', '?')} MHz"
-    lines = [f"kernel {d['kernel']} ({d['file']}) on {d['gpu']}, model {d['model']['kind']} ({d['model']['path']})"]
-    if not d["configs"]:
-        lines.append(f"absolute at {clocks}{values}" if values else "no prediction")
+    """A compact table: one line per configuration, ``*`` the minimum-energy one, ``p`` Pareto members; each
+    factor with its interval; then the decision, the out-of-distribution report and the absolute estimate."""
+    if d["model"] is None:
+        lines = [f"kernel {d['kernel']} ({d['file']}) on {d['gpu']}: no DVFS model for this GPU", *_absolute(d)]
         return "\n".join(lines + [f"note: {n}" for n in d["notes"]])
-    lines.append(f"scaling relative to F_max = {clocks}{values}")
-    absolute = [k for k in ABSOLUTE if k in d["configs"][0]]
-    header = f"   {'mem':>5} {'core':>5} {'time':>7} {'power':>7} {'energy':>7}" + "".join(
-        f" {k.replace('_', ' '):>10}" for k in absolute
-    )
-    lines.append(header)
-    for r in d["configs"]:
-        mark = ("*" if r["min_energy"] else " ") + ("p" if r["pareto"] else " ")
-        lines.append(
-            f"{mark} {r['f_mem_mhz']:>5} {r['f_core_mhz']:>5} {r['time_scaling']:>7.3f} {r['power_scaling']:>7.3f} "
-            f"{r['energy_scaling']:>7.3f}" + "".join(f" {r[k]:>10.4g}" for k in absolute)
-        )
-    best = d["min_energy"]
-    limit = f" with at most {100 * d['max_slowdown']:.3g}% slowdown" if d["max_slowdown"] is not None else ""
-    lines.append(
-        f"minimum energy{limit}: mem {best['f_mem_mhz']} MHz, core {best['f_core_mhz']} MHz — energy "
-        f"{best['energy_scaling']:.3f}× F_max, time {best['time_scaling']:.3f}× (energy from {d['energy_source']})"
-    )
-    lines.append(
-        "pareto (speed-up, energy): " + ", ".join(
-            f"{p['f_mem_mhz']}/{p['f_core_mhz']} ({1 / p['time_scaling']:.3f}, {p['energy_scaling']:.3f})"
-            for p in d["pareto"]
-        )
-    )
-    lines += [f"note: {n}" for n in d["notes"]]
-    return "\n".join(lines)
+    lines = _header(d) + _table(d) + _decision(d) + _ood(d) + _absolute(d)
+    if d.get("quantities"):
+        lines.append("quantities: " + ", ".join(f"{k} {v:.2f}" for k, v in d["quantities"].items()))
+    return "\n".join(lines + [f"note: {n}" for n in d["notes"]])

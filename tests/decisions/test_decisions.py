@@ -24,7 +24,7 @@ def test_minimum_energy_and_slowdown_limit() -> None:
     assert min_energy(table, max_slowdown=0.05) == 1  # 30 % and 25 % slower are not allowed
     assert min_energy(table, max_slowdown=0.0) == 3  # only F_max itself
     product = ScalingTable.from_prediction(CLOCKS, PRED, "time*power")
-    np.testing.assert_allclose(product.decision_energy, PRED[0] * PRED[1])
+    np.testing.assert_allclose(product.energy, PRED[0] * PRED[1])
     assert min_energy(product) == 0
 
 

@@ -8,27 +8,17 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from helpers import TITANX_DATA  # noqa: E402
-
-from ptxstatic.dataset.dataset import load_dataset  # noqa: E402
-from ptxstatic.dataset.gpuptxmodel import import_folder  # noqa: E402
-from ptxstatic.dataset.store import DatasetStore  # noqa: E402
 from ptxstatic.models.lstm_numpy import count_inputs, pooling_weights  # noqa: E402
 from ptxstatic.models.lstm_train import LstmDvfs  # noqa: E402
 from ptxstatic.models.targets import HEADS  # noqa: E402
 
-TITANX = TITANX_DATA
 SMALL = {"embed_size": 6, "hidden_size": 12, "heads": {h: {"hidden": [16, 8], "optimizer": "adam", "lr": 0.01}
                                                         for h in HEADS}}
 
 
 @pytest.fixture(scope="module")
-def data():
-    if not TITANX.is_dir():
-        pytest.skip(f"GTX Titan X data not found at {TITANX}")
-    store = DatasetStore(":memory:", create=True)
-    import_folder(TITANX, store)
-    return load_dataset(store, "gtxtitanx")
+def data(titanx):
+    return titanx
 
 
 def _subset(data, n: int = 24):

@@ -1,6 +1,6 @@
-"""The physical DVFS model trained on the GTX Titan X measurements: intervals on every prediction, the
-mean surface for a kernel of instructions it never saw, and the whole path train -> save -> load ->
-predict on PTX with numpy only."""
+"""The physical DVFS model trained on the GTX Titan X measurements: the training path end to end on a
+subset (train -> card -> load -> predict on PTX with numpy only), and on every sample: intervals on every
+prediction, monotone surfaces, training kernels in distribution."""
 
 from __future__ import annotations
 
@@ -12,34 +12,21 @@ import numpy as np
 import pytest
 
 pytest.importorskip("sklearn")
-from helpers import FIXTURES, ROOT, TITANX_DATA
+pytest.importorskip("scipy")
+from helpers import FIXTURES, ROOT
 
-from ptxstatic.analysis.sequence import instruction_sequence, kernel_sequence
-from ptxstatic.dataset.dataset import load_dataset
-from ptxstatic.dataset.gpuptxmodel import import_folder
-from ptxstatic.dataset.store import DatasetStore
 from ptxstatic.features.intensity import loop_weighted_runs
-from ptxstatic.models.ood import vocabulary_marks
-from ptxstatic.models.physical_train import PhysicalDvfs, train_physical
-from ptxstatic.ptx.parser import parse_file
+from ptxstatic.models.calibration_train import Calibrated
+from ptxstatic.models.physical_train import PhysicalDvfs
+from ptxstatic.models.training import train_dvfs
+from ptxstatic.ptx import parse_file
 
-pytestmark = pytest.mark.slow  # trains on the 140 benchmarks (about 10 s a fit)
 SM80 = FIXTURES / "nvcc" / "sm_80" / "plain"
-FAST = {"n_estimators": 40, "inner_folds": 3}
 
 
 @pytest.fixture(scope="module")
-def data():
-    if not TITANX_DATA.is_dir():
-        pytest.skip(f"GTX Titan X data not found at {TITANX_DATA} (set PTXSTATIC_TITANX_DATA)")
-    store = DatasetStore(":memory:", create=True)
-    import_folder(TITANX_DATA, store)
-    return load_dataset(store, "gtxtitanx")
-
-
-@pytest.fixture(scope="module")
-def model(data):
-    return PhysicalDvfs("trees", **FAST).fit(data.runs, data.scaling_surfaces(), data.clocks, groups=data.families())
+def data(titanx):
+    return titanx
 
 
 def _fixture_kernels() -> list:
@@ -50,54 +37,25 @@ def _fixture_kernels() -> list:
     return out
 
 
-def test_every_prediction_has_an_ordered_interval(model, data) -> None:
-    ref = data.clocks.reference
-    kernels = _fixture_kernels()
-    for (name, _), d in zip(kernels, model.predictor_.details([runs for _, runs in kernels])):
-        assert np.all((d.lower > 0) & (d.lower <= d.surfaces) & (d.surfaces <= d.upper)), name
-        np.testing.assert_allclose([d.lower[:, ref], d.surfaces[:, ref], d.upper[:, ref]], 1.0, atol=1e-12)
-        np.testing.assert_array_equal(d.surfaces[2], d.surfaces[0] * d.surfaces[1])
-        t = d.surfaces[0]
-        assert np.all(np.diff(t[:16]) <= 1e-12) and np.all(np.diff(t[16:]) <= 1e-12), name
-        assert np.all(t[16:] <= t[:16] + 1e-12), name
-
-
-def test_a_kernel_of_unseen_instructions_predicts_the_mean_surface(model) -> None:
-    """Instructions of real nvcc output whose opcode and ISA group the training data never contains."""
-    vocab = model.predictor_.ood.vocabulary
-    unseen = []
-    for stem in ("warp", "tensor", "atomics"):
-        for fn in parse_file(SM80 / f"{stem}.ptx").kernels:
-            unseen += [ins for ins, item in zip(fn.instructions, kernel_sequence(fn))
-                       if not {vocabulary_marks(item)[0], vocabulary_marks(item)[2]} & vocab]
-    assert len(unseen) >= 10
-    d = model.predictor_.details([instruction_sequence(unseen)])[0]
-    assert d.ood.score == 1.0 and d.ood.unknown_share == 1.0 and d.mean_weight == 1.0
-    mean = model.predictor_.mean_surface
-    np.testing.assert_allclose(d.surfaces[:2], mean[:2], rtol=1e-12)
-    assert np.all((d.lower <= mean * (1 + 1e-9)) & (mean <= d.upper * (1 + 1e-9)))
-    assert any(m.startswith("opcode:") for m in d.ood.unseen)
-
-
-def test_training_kernels_are_in_distribution(model, data) -> None:
-    scores = model.predictor_.ood.scores(data.runs, model.predictor_.feature_matrix(data.runs))
-    assert np.all(scores == 0.0)
-
-
 def test_train_save_load_predict_with_numpy_only(data, tmp_path) -> None:
-    out = train_physical(data, tmp_path / "physical", **FAST)
+    """``train physical`` on every third benchmark: the card says what the model is, and the artefact predicts
+    on PTX in a process that never imports torch, scikit-learn or scipy."""
+    subset = data.subset(range(0, len(data), 3))
+    out = train_dvfs("physical", subset, tmp_path / "physical")
     card = json.loads((out / "card.json").read_text())
-    assert card["kind"] == "physical" and set(card["quantities"]) == {
-        "time_fixed", "time_memory", "power_static", "power_work"}
-    assert all(v < 5.0 for v in card["quantity_fit"].values())  # the quantities reproduce the training surfaces
+    assert card["kind"] == "physical" and card["energy_source"] == "time*power"
+    assert set(card["quantities"]) == {"time_fixed", "time_memory", "power_static", "power_work"}
+    assert all(v < 5.0 for v in card["quantity_fit_mape"].values())  # the quantities reproduce the surfaces
+    assert card["calibration"]["interval_level"] == 0.9 and card["training_data"]["samples"] == len(subset)
+    assert {"numpy", "scipy", "scikit-learn"} <= set(card["library_versions"])
     script = f"""
 import json, sys
 from ptxstatic.models.registry import load_model
-from ptxstatic.ptx.parser import parse_file
+from ptxstatic.ptx import parse_file
 from ptxstatic.features.intensity import loop_weighted_runs
 m = load_model({str(out)!r})
 fn = parse_file({str(SM80 / "loops.ptx")!r}).function("loop_conv3d_valid")
-d = m.predictor.details([loop_weighted_runs(fn)])[0]
+d = m.details([loop_weighted_runs(fn)])[0]
 print(json.dumps({{"time": d.surfaces[0].tolist(), "lower": d.lower[0].tolist(), "upper": d.upper[0].tolist(),
                    "modules": sorted(k.split(".")[0] for k in sys.modules)}}))
 """
@@ -111,4 +69,31 @@ print(json.dumps({{"time": d.surfaces[0].tolist(), "lower": d.lower[0].tolist(),
                           "loop_row_sum", "--model", str(out), "--format", "json"], capture_output=True, text=True,
                          cwd=ROOT)
     assert cli.returncode == 0, cli.stderr
-    assert len(json.loads(cli.stdout)["configs"]) == len(data.clocks)
+    d = json.loads(cli.stdout)
+    assert len(d["configs"]) == len(data.clocks) and d["model"]["kind"] == "physical"
+
+
+@pytest.fixture(scope="module")
+def model(data):
+    return Calibrated(PhysicalDvfs("trees", n_estimators=40), inner_folds=3).fit(
+        data.runs, data.scaling_surfaces(), data.clocks, groups=data.families())
+
+
+@pytest.mark.slow  # trains on the 140 benchmarks, four times
+def test_every_prediction_has_an_ordered_interval_and_monotone_time(model, data) -> None:
+    ref = data.clocks.reference
+    kernels = _fixture_kernels()
+    for (name, _), d in zip(kernels, model.details([runs for _, runs in kernels])):
+        assert np.all((d.lower > 0) & (d.lower <= d.surfaces) & (d.surfaces <= d.upper)), name
+        np.testing.assert_allclose([d.lower[:, ref], d.surfaces[:, ref], d.upper[:, ref]], 1.0, atol=1e-12)
+        np.testing.assert_array_equal(d.surfaces[2], d.surfaces[0] * d.surfaces[1])
+        t = d.surfaces[0]
+        assert np.all(np.diff(t[:16]) <= 1e-12) and np.all(np.diff(t[16:]) <= 1e-12), name
+        assert np.all(t[16:] <= t[:16] + 1e-12), name
+
+
+@pytest.mark.slow
+def test_training_kernels_are_in_distribution(model, data) -> None:
+    c = model.calibration_
+    scores = c.ood.scores(data.runs, c.feature_matrix(data.runs))
+    assert np.all(scores == 0.0)

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from ptxstatic.dvfs import ClockTable
+from ptxstatic.models.metrics import coverage
 from ptxstatic.models.physical import PhysicalShape, clip_quantities, idle_curve, project
 from ptxstatic.models.uncertainty import Intervals, Shrinkage, blend
 
@@ -126,7 +127,17 @@ def test_conformal_intervals_cover_their_level_on_the_calibration_data() -> None
     pred = y * np.exp(RNG.normal(scale=0.08, size=y.shape))
     w = RNG.uniform(0, 0.5, size=200)
     iv = Intervals.fit(pred, y, w, y, level=0.9)
-    cov = iv.coverage(pred, w, y, CLOCKS.reference)
+    cov = coverage(y, iv.bounds(pred, w), CLOCKS.reference)
     assert all(v >= 90.0 for v in cov.values())
     lo, hi = iv.bounds(pred, w)
     assert np.all((lo <= pred) & (pred <= hi))
+
+
+def test_blend_of_a_model_with_an_energy_head_blends_the_head() -> None:
+    sh = shape()
+    a, b = sh.surfaces(random_quantities(20)), sh.surfaces(random_quantities(20))
+    a[:, 2] *= 1.1  # an energy head that is not time x power
+    w = RNG.uniform(size=20)
+    mixed = blend(a, b, w, "head")
+    np.testing.assert_allclose(mixed[:, 2], np.exp((1 - w[:, None]) * np.log(a[:, 2]) + w[:, None] * np.log(b[:, 2])))
+    np.testing.assert_allclose(mixed[:, :2], blend(a, b, w)[:, :2])

@@ -1,0 +1,57 @@
+"""Calibration of any DVFS model on out-of-fold predictions, its round trip through the artefact, and
+cross-validation tables with interval coverage and saved rows, on a subset of the GTX Titan X data."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sklearn")
+pytest.importorskip("scipy")
+
+from ptxstatic.models.artifacts import save_model
+from ptxstatic.models.baselines import GroupForest
+from ptxstatic.models.calibration_train import Calibrated
+from ptxstatic.models.dvfs_comparison import cross_validation_results
+from ptxstatic.models.registry import load_model
+
+
+@pytest.fixture(scope="module")
+def subset(titanx):
+    return titanx.subset(range(0, len(titanx), 2))
+
+
+def test_a_calibrated_model_predicts_the_same_after_its_round_trip(subset, tmp_path) -> None:
+    model = Calibrated(GroupForest(n_estimators=10), inner_folds=3, energy_from="head").fit(
+        subset.runs, subset.scaling_surfaces(), subset.clocks, groups=subset.families())
+    arrays, config = model.export()
+    loaded = load_model(save_model(tmp_path / "gf", "group_forest", arrays, config, {"name": "group_forest"}))
+    runs = subset.runs[:5]
+    for mine, theirs in zip(model.details(runs), loaded.details(runs)):
+        np.testing.assert_allclose(theirs.surfaces, mine.surfaces, rtol=1e-12)
+        np.testing.assert_allclose(theirs.upper, mine.upper, rtol=1e-12)
+        assert theirs.ood.to_dict() == mine.ood.to_dict() and theirs.mean_weight == mine.mean_weight
+        assert np.all((mine.lower <= mine.surfaces) & (mine.surfaces <= mine.upper))
+    assert loaded.calibration.energy_from == "head" and loaded.calibration.intervals.level == 0.9
+    # the fitted weights follow the rule: at least the share of instructions of unknown kinds
+    assert all(d.mean_weight >= d.ood.unknown_share for d in model.details(runs))
+
+
+def test_cross_validation_tables_carry_coverage_and_saved_rows(subset, tmp_path) -> None:
+    first = cross_validation_results(subset, ["mean_surface", "group_forest"], 3, "family")
+    for name in ("mean_surface", "group_forest"):
+        entry = first["dvfs"][name]
+        assert set(entry["coverage"]) == {"time", "power", "energy"}
+        assert entry["scaling"]["time"]["mape"] > 0 and "saved" not in entry
+    assert first["dvfs"]["group_forest"]["scaling"]["time"]["mape"] < first["dvfs"]["mean_surface"]["scaling"][
+        "time"]["mape"]
+    saved = tmp_path / "family.json"
+    saved.write_text(json.dumps(first))
+    second = cross_validation_results(subset, ["mean_surface"], 3, "family", saved=saved)
+    assert second["dvfs"]["group_forest"]["saved"].startswith("family.json")
+    assert second["dvfs"]["mean_surface"] == first["dvfs"]["mean_surface"]  # same folds, same seed
+    assert any("group_forest: saved results" in n for n in second["notes"])
+    with pytest.raises(Exception, match="other data or folds"):
+        cross_validation_results(subset, ["mean_surface"], 5, "family", saved=saved)
