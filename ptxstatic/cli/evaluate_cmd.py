@@ -60,9 +60,11 @@ def _saved_cv(models: tuple[str, ...], grouping: str) -> Path | None:
               help="What cross-validation keeps on one side of a split: benchmark families or single benchmarks.")
 @click.option("--seed", default=0, show_default=True)
 @click.option("--jobs", default=1, show_default=True, help="Folds trained at once (worker processes), with --cv.")
+@click.option("--record", is_flag=True,
+              help="Write each model's scores on the data into its card (evaluation.validation); not with --cv.")
 @options.output_format("text", "json", "markdown")
 def evaluate(models: tuple[str, ...], data: str, gpu: str | None, cv: int, cv_models: str, grouping: str,
-             seed: int, jobs: int, fmt: str) -> None:
+             seed: int, jobs: int, record: bool, fmt: str) -> None:
     """Time, power and energy errors of the scaling factors over the clock configurations (MAPE, share of
     time within 10 %), the energy of the predicted minimum-energy configuration against F_max and against
     the true minimum, the coverage of the intervals, and per-sample errors; the training set's mean
@@ -74,6 +76,8 @@ def evaluate(models: tuple[str, ...], data: str, gpu: str | None, cv: int, cv_mo
 
     if not models and cv <= 1:
         raise PtxstaticError("give --model (score trained models on the data) or --cv K (cross-validate)")
+    if record and cv > 1:
+        raise PtxstaticError("--record writes scores on held-out data into model cards: not with --cv")
     with Progress() as bar:
         store = open_data(data, bar.importing)
         if cv > 1:
@@ -84,7 +88,7 @@ def evaluate(models: tuple[str, ...], data: str, gpu: str | None, cv: int, cv_mo
             results = cross_validation_results(dataset, names, cv, grouping, seed, jobs, bar.step,
                                                _saved_cv(models, grouping))
         else:
-            from ptxstatic.models.evaluation import shipped_results
+            from ptxstatic.models.evaluation import record_in_cards, shipped_results
             from ptxstatic.models.registry import load_model
 
             loaded = [load_model(p) for p in _model_dirs(models)]
@@ -95,6 +99,9 @@ def evaluate(models: tuple[str, ...], data: str, gpu: str | None, cv: int, cv_mo
                 raise PtxstaticError(f"the models are for different GPUs: {', '.join(sorted(gpus))}")
             dataset = load_dataset(store, default_gpu(store, gpu or gpus.pop()))
             results = shipped_results(dataset, loaded, bar.step)
+            if record:
+                for card in record_in_cards(results, loaded, dataset):
+                    bar.say(f"recorded in {card}")
     if fmt == "json":
         click.echo(json.dumps(results, indent=1))
     elif fmt == "markdown":

@@ -3,12 +3,16 @@
 
 from __future__ import annotations
 
+import datetime
+import json
 from collections.abc import Callable
 
 import numpy as np
 
 from ptxstatic.dataset.dataset import DvfsDataset
 from ptxstatic.errors import PtxstaticError
+from ptxstatic.files import write_atomic
+from ptxstatic.models.artifacts import CARD
 from ptxstatic.models.metrics import absolute_metrics, dvfs_entry
 from ptxstatic.models.registry import LoadedModel
 
@@ -66,3 +70,27 @@ def shipped_results(
         out["dvfs"][TRAINING_MEAN] = dvfs_entry(y, mean, ref, None, data.names)
         out["notes"].append(f"{TRAINING_MEAN}: the mean surface of {calibrated[0].name}'s training set")
     return out
+
+
+def record_in_cards(results: dict, models: list[LoadedModel], data: DvfsDataset) -> list[str]:
+    """Write each DVFS model's scores on ``data`` into its card (``evaluation.validation``), with the training
+    mean surface's scores beside them; returns the cards written. The weights are untouched."""
+    for m in models:
+        if set(m.card.get("training_data", {}).get("benchmarks", [])) & set(data.names):
+            raise PtxstaticError(f"{m.directory}: trained on samples of this data; only held-out scores are recorded")
+    written = []
+    mean = results["dvfs"].get(TRAINING_MEAN) or next(
+        (results["dvfs"][m.name] for m in models if m.kind == "mean_surface"), None)
+    for m in models:
+        entry = results["dvfs"].get(m.name)
+        if entry is None:
+            continue
+        card = json.loads((m.directory / CARD).read_text())
+        record = {"data": data.source or data.gpu, "samples": len(data), "date": datetime.date.today().isoformat(),
+                  **entry}
+        if mean is not None and m.kind != "mean_surface":
+            record["mean_surface"] = {k: mean[k] for k in ("scaling", "energy_choice")}
+        card["evaluation"] = {**(card.get("evaluation") or {}), "validation": record}
+        write_atomic(m.directory / CARD, json.dumps(card, indent=1) + "\n")
+        written.append(str(m.directory / CARD))
+    return written

@@ -24,8 +24,15 @@ PREDICTORS: dict[str, type] = {
     "wu_clusters": WuPredictor, "forest": ForestPredictor, "physical": PhysicalPredictor,
 }
 DVFS_KINDS = ("lstm", "mean_surface", "group_forest", "wu_clusters", "physical")
-#: the DVFS model ``predict`` uses when none is named (its directory under a GPU's): see docs/models.md for why
+#: the DVFS model ``predict`` uses when none is named (its directory under a GPU's), and why (docs/models.md
+#: has the numbers)
 DEFAULT_DVFS = "physical"
+DEFAULT_WHY = (
+    "the only model whose surfaces are physically consistent (time never rises with a clock, energy = time x power, "
+    "so the printed table, the minimum-energy clocks and the Pareto set agree), with calibrated intervals and "
+    "shrinkage toward the training mean surface for code unlike its training data; how it compares with the other "
+    "models on the validation applications and in cross-validation, including where others do better, is in each "
+    "card's evaluation and in docs/models.md")
 #: environment variable naming a directory of shipped models (one sub-directory per GPU)
 MODELS_ENV = "PTXSTATIC_MODELS"
 

@@ -21,6 +21,7 @@ from ptxstatic.models.forest import AbsoluteForest
 from ptxstatic.models.lstm_train import LstmDvfs
 from ptxstatic.models.metrics import absolute_metrics
 from ptxstatic.models.physical_train import PhysicalDvfs
+from ptxstatic.models.registry import DEFAULT_DVFS, DEFAULT_WHY
 
 #: the tuned LSTM (chosen by grouped cross-validation on the GTX Titan X set; see docs/models.md)
 TUNED_LSTM: dict = {
@@ -139,6 +140,7 @@ def train_dvfs(
         {k: v for k, v in model.get_params(deep=False).items() if k != "estimator"})}
     card = model_card(data, name, params, split, evaluation or None)
     card.update(model.card_fields(y))
+    card["predict"] = {"default": name == DEFAULT_DVFS, "default_model": DEFAULT_DVFS, "why": DEFAULT_WHY}
     return save_model(out, DVFS_KIND[name], arrays, config, card)
 
 
