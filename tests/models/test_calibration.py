@@ -40,18 +40,15 @@ def test_a_calibrated_model_predicts_the_same_after_its_round_trip(subset, tmp_p
 
 
 def test_cross_validation_tables_carry_coverage_and_saved_rows(subset, tmp_path) -> None:
-    first = cross_validation_results(subset, ["mean_surface", "group_forest"], 3, "family")
-    for name in ("mean_surface", "group_forest"):
-        entry = first["dvfs"][name]
-        assert set(entry["coverage"]) == {"time", "power", "energy"}
-        assert entry["scaling"]["time"]["mape"] > 0 and "saved" not in entry
-    assert first["dvfs"]["group_forest"]["scaling"]["time"]["mape"] < first["dvfs"]["mean_surface"]["scaling"][
-        "time"]["mape"]
+    first = cross_validation_results(subset, ["mean_surface"], 3, "family")
+    entry = first["dvfs"]["mean_surface"]
+    assert set(entry["coverage"]) == {"time", "power", "energy"} and entry["scaling"]["time"]["mape"] > 0
+    assert "saved" not in entry and first["folds"] == 3 and first["grouping"] == "family"
     saved = tmp_path / "family.json"
     saved.write_text(json.dumps(first))
-    second = cross_validation_results(subset, ["mean_surface"], 3, "family", saved=saved)
-    assert second["dvfs"]["group_forest"]["saved"].startswith("family.json")
-    assert second["dvfs"]["mean_surface"] == first["dvfs"]["mean_surface"]  # same folds, same seed
-    assert any("group_forest: saved results" in n for n in second["notes"])
+    second = cross_validation_results(subset, [], 3, "family", saved=saved)
+    assert second["dvfs"]["mean_surface"]["saved"].startswith("family.json")
+    assert second["dvfs"]["mean_surface"]["scaling"] == entry["scaling"]
+    assert any("mean_surface: saved results" in n for n in second["notes"])
     with pytest.raises(Exception, match="other data or folds"):
-        cross_validation_results(subset, ["mean_surface"], 5, "family", saved=saved)
+        cross_validation_results(subset, [], 5, "family", saved=saved)
