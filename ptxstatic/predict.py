@@ -25,7 +25,7 @@ from ptxstatic.block_counts import BlockCounts
 from ptxstatic.decisions.clocks import ScalingTable, min_energy, pareto_set
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.features.intensity import DEFAULT_TRIPS, loop_weighted_runs
-from ptxstatic.features.throughput import GpuFigures, known_figures
+from ptxstatic.features.throughput import GPU_FIGURES, GpuFigures, known_figures
 from ptxstatic.features.work import launch_work
 from ptxstatic.launch import Launch
 from ptxstatic.models.calibration import DvfsPrediction
@@ -56,7 +56,8 @@ def load_models(gpu: str | None = None, model_path: str | None = None) -> Models
     name = str(dvfs.card.get("gpu")) if dvfs is not None else (gpu or DEFAULT_GPU)
     figures = known_figures(name)
     if dvfs is None and figures is None:
-        raise not_shipped(name, "models")
+        raise PtxstaticError(f"{not_shipped(name, 'models')}; GPUs with published figures for an absolute "
+                             f"estimate: {', '.join(GPU_FIGURES)}")
     if dvfs is not None:
         dvfs.require_calibration()  # predict reports intervals, which an uncalibrated model cannot give
     return Models(dvfs, name, figures)

@@ -43,7 +43,7 @@ def _physical(learner: str, shrink: bool = True, **params: object) -> Callable[[
 
 
 def physical_candidates() -> list[Candidate]:
-    """The physical learners compared in docs/physical_model.md, and the mean surface."""
+    """The physical learners compared in docs/models.md, and the mean surface."""
     return [
         Candidate("physical_trees", _physical("trees"), PRODUCT),
         Candidate("physical_trees_noshrink", _physical("trees", shrink=False), PRODUCT),
