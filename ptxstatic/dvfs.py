@@ -11,6 +11,8 @@ from ptxstatic.errors import PtxstaticError
 
 #: what is measured and predicted at every clock configuration: time (ms), power (W), energy (mJ)
 TARGETS = ("time", "power", "energy")
+#: where a model's energy comes from: predicted time × power, or its own energy head
+ENERGY_SOURCES = ("time*power", "head")
 
 
 @dataclass(frozen=True)

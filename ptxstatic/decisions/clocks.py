@@ -8,11 +8,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ptxstatic.dvfs import ClockTable
+from ptxstatic.dvfs import ENERGY_SOURCES, ClockTable
 from ptxstatic.errors import PtxstaticError
-
-#: where the energy of a table comes from: the energy head, or predicted time × power
-ENERGY_SOURCES = ("head", "time*power")
 
 
 def parse_fraction(text: str) -> float:

@@ -15,10 +15,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ptxstatic.dvfs import ENERGY_SOURCES
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.features.intensity import NAMES, intensity_columns
 from ptxstatic.models.ood import OodReference, OodReport
-from ptxstatic.models.uncertainty import ENERGY_FROM, Intervals, Shrinkage, blend
+from ptxstatic.models.uncertainty import Intervals, Shrinkage, blend
 
 #: the array names a calibration adds to a model's arrays
 ARRAYS = ("calibration.mean_surface", "calibration.h_model", "calibration.h_mean")
@@ -48,7 +49,7 @@ class Calibration:
     energy_from: str  # "time*power" or "head"
 
     def __post_init__(self) -> None:
-        if self.energy_from not in ENERGY_FROM or not np.all(self.mean_surface > 0):
+        if self.energy_from not in ENERGY_SOURCES or not np.all(self.mean_surface > 0):
             raise PtxstaticError("calibration: bad energy source or mean surface")
         if not set(self.ood.names) <= set(NAMES):
             raise PtxstaticError(f"calibration: unknown features {sorted(set(self.ood.names) - set(NAMES))}")

@@ -27,9 +27,6 @@ ALPHAS = np.round(np.arange(0.0, 1.0001, 0.05), 2)
 BETAS = np.round(np.concatenate([np.arange(0.0, 4.0, 0.25), np.arange(4.0, 20.0001, 1.0)]), 2)
 
 
-ENERGY_FROM = ("time*power", "head")
-
-
 def blend(pred: np.ndarray, mean: np.ndarray, w: np.ndarray, energy_from: str = "time*power") -> np.ndarray:
     """(n, 3, configs) surfaces: time and power blended in log space with weights ``w`` (n,) toward
     ``mean``; energy = time × power, or (``energy_from="head"``, for models with an energy head) the heads'

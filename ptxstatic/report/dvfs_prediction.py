@@ -8,7 +8,7 @@ HEADS = ("time", "power", "energy")
 
 def _value(row: dict, name: str, digits: int = 3) -> str:
     """``1.234 (1.10–1.40)``: a value with its interval, where it has one."""
-    v = row[f"{name}_scaling"] if f"{name}_scaling" in row else row[name]
+    v = row[f"{name}_scaling"]
     low, high = row.get(f"{name}_low"), row.get(f"{name}_high")
     return f"{v:.{digits}f} ({low:.{digits}f}–{high:.{digits}f})" if low is not None else f"{v:.{digits}f}"
 
