@@ -35,6 +35,8 @@ def _dvfs_entry(m: LoadedModel, data: DvfsDataset, progress: Callable[[str, int,
             pred[i], lo[i], hi[i] = d.surfaces, d.lower, d.upper
         else:
             pred[i] = m.raw([seq])[0]
+            if m.card.get("energy_source") == "time*power":  # the energy its decisions would use
+                pred[i, 2] = pred[i, 0] * pred[i, 1]
         if progress:
             progress(f"evaluating {m.name}", i + 1, len(runs))
     entry = dvfs_entry(y, pred, data.clocks.reference, (lo, hi) if m.calibration else None, data.names)

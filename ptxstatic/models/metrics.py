@@ -63,9 +63,12 @@ def energy_choice_metrics(true_energy: np.ndarray, predicted_energy: np.ndarray,
 
 
 def dvfs_report(true: np.ndarray, pred: np.ndarray, reference: int) -> dict:
-    """Scaling metrics per head, and the minimum-energy choice scored with each energy estimate."""
+    """Scaling metrics per head (and of the energy as predicted time × power), and the minimum-energy choice
+    scored with each energy estimate."""
+    product = np.stack([pred[:, 0], pred[:, 1], pred[:, 0] * pred[:, 1]], axis=1)
     return {
         "scaling": scaling_metrics(true, pred, reference),
+        "energy_time_power": scaling_metrics(true, product, reference)["energy"],
         "energy_choice": {
             "head": energy_choice_metrics(true[:, 2], pred[:, 2], reference),
             "time*power": energy_choice_metrics(true[:, 2], pred[:, 0] * pred[:, 1], reference),

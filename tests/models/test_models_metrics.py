@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ptxstatic.models.metrics import absolute_metrics, energy_choice_metrics, scaling_metrics
+from ptxstatic.models.metrics import absolute_metrics, coverage, dvfs_entry, energy_choice_metrics, scaling_metrics
 
 
 def test_scaling_metrics_leave_out_the_reference() -> None:
@@ -26,6 +26,18 @@ def test_energy_choice() -> None:
     assert m["excess_over_oracle"] == pytest.approx(100 * (0.9 / 0.8 - 1) / 2)
     assert m["saved_vs_fmax"] == pytest.approx(100 * (0.1 + 0.05) / 2)
     assert m["oracle_saved_vs_fmax"] == pytest.approx(100 * (0.2 + 0.05) / 2)
+
+
+def test_dvfs_entry_scores_the_product_energy_coverage_and_each_sample() -> None:
+    true = np.ones((2, 3, 3))
+    true[:, 0, 0], true[:, 1, 0], true[:, 2, 0] = 2.0, 0.5, 1.0
+    pred = true.copy()
+    pred[:, 2, 0] = 1.2  # the energy head is 20 % off; time x power is exact
+    e = dvfs_entry(true, pred, 2, (true * 0.95, true * 1.05), ["a", "b"])
+    assert e["scaling"]["energy"]["mape"] == pytest.approx(10.0) and e["energy_time_power"]["mape"] == 0.0
+    assert e["coverage"] == {"time": 100.0, "power": 100.0, "energy": 100.0}
+    assert e["per_sample"]["b"] == {"time": 0.0, "power": 0.0, "energy": 10.0}
+    assert coverage(true, (true * 1.01, true * 1.05), 2)["time"] == 0.0
 
 
 def test_absolute_metrics() -> None:
