@@ -25,6 +25,7 @@ COMMANDS: dict[str, str] = {
     "check": "ptxstatic.cli.check_cmd:check",
     "rules": "ptxstatic.cli.rules_cmd:rules",
     "rule": "ptxstatic.cli.rules_cmd:rule",
+    "lsp": "ptxstatic.cli.lsp_cmd:lsp",
 }
 
 

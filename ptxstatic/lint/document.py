@@ -71,6 +71,10 @@ class DocumentResult:
     compile: CompileSpec | None = None
     cached: bool = False
     included_by: list[str] = field(default_factory=list)  # a header analysed through these files
+    #: the parsed PTX (None from the cache or when nothing compiled), and the paths its ``.file`` directives
+    #: name for the files they stand for (an editor's unsaved text is compiled from a temporary copy)
+    module: Any = field(default=None, repr=False, compare=False)
+    aliases: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
 
     def to_cache(self) -> dict[str, Any]:
         return {"findings": [f.to_dict() for f in self.findings], "dependencies": self.dependencies,
@@ -105,12 +109,14 @@ def compile_spec(path: str | Path, config: Config, database: CompileDatabase | N
 
 def analyse_document(path: str | Path, config: Config, *, text: str | None = None,
                      database: CompileDatabase | None = None, nvcc_flags: str | None = None,
-                     cancel: threading.Event | None = None, cache: ResultCache | None = None) -> DocumentResult:
+                     cancel: threading.Event | None = None, cache: ResultCache | None = None,
+                     keep_module: bool = False) -> DocumentResult:
     """Findings of one ``.cu``/``.cuh``/``.ptx`` document under ``config``.
 
     ``text`` is the document's unsaved content (default: read the file); ``database`` the build's
     compilation database; ``nvcc_flags`` overrides the configuration's flags for files it lacks. Results are
-    looked up in and stored to ``cache`` (not for unsaved text).
+    looked up in and stored to ``cache`` (not for unsaved text). ``keep_module`` keeps the parsed PTX in
+    the result (``module``; not for a cached result) for callers that go on to predict its kernels.
     """
     path = str(path)
     kind = _kind(path)
@@ -132,6 +138,8 @@ def analyse_document(path: str | Path, config: Config, *, text: str | None = Non
         _analyse_cuda(result, spec, config, text, cancel)
     if key is not None and not result.problems:
         cache.put(key, result.dependencies, result.to_cache())
+    if not keep_module:
+        result.module, result.aliases = None, {}
     return result
 
 
@@ -177,6 +185,7 @@ def _analyse_ptx(result: DocumentResult, text: str, config: Config) -> None:
     result.problems += [Problem(e.file, e.line, e.column, e.message, _caret(e)) for e in module.errors]
     result.dependencies = [os.path.abspath(result.path)]
     result.dependencies += [os.path.abspath(f.path) for f in module.files.values() if os.path.isfile(f.path)]
+    result.module = module
     _lint(result, module, config, ptx_path=result.path, source_root=None)
 
 
@@ -206,6 +215,9 @@ def _analyse_cuda(result: DocumentResult, spec: CompileSpec, config: Config, tex
         module = parse_text(compiled.text, result.path + ".ptx", recover=True)
         result.problems += [Problem(result.path, message=f"nvcc's PTX cannot be parsed: {e}") for e in module.errors]
         result.dependencies = [source if d == compiled_source else d for d in compiled.dependencies]
+        result.module = module
+        if text is not None:
+            result.aliases[compiled_source] = source
         _lint(result, module, config, ptx_path=module.filename, source_root=spec.directory)
     if text is not None:
         result.findings = [_moved(f, compiled_source, source) for f in result.findings]

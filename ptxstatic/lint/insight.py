@@ -1,0 +1,90 @@
+"""A kernel's insight, what an editor's hover (and a report) shows about it: its prediction (``predict``:
+time, power and energy scaling, the minimum-energy clocks, the physical model's quantities) and its basic
+blocks ranked by their estimated share of the executed instructions, with the ``.cu`` lines each holds."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ptxstatic.features.intensity import DEFAULT_TRIPS
+from ptxstatic.launch import Launch
+from ptxstatic.ptx.ast import Function, Module
+
+#: basic blocks an insight lists
+HOT_BLOCKS = 3
+
+
+@dataclass(frozen=True)
+class HotBlock:
+    """A basic block: its PTX label, estimated executions (relative without a launch), share of the
+    kernel's executed instructions, loop depth, and the ``(file, line)`` positions its instructions come
+    from."""
+
+    name: str
+    executions: float
+    share: float
+    loop_depth: int
+    lines: tuple[tuple[str, int], ...]
+
+
+@dataclass(frozen=True)
+class KernelInsight:
+    """A kernel's prediction (``predict.prediction``'s dict; None with the reason in ``error``) and hottest
+    blocks."""
+
+    name: str
+    display_name: str
+    prediction: dict | None
+    hot_blocks: tuple[HotBlock, ...]
+    launch: bool
+    error: str | None = None
+
+
+def hot_blocks(module: Module, fn: Function, launch: Launch | None, aliases: dict[str, str],
+               limit: int = HOT_BLOCKS) -> tuple[HotBlock, ...]:
+    """The ``limit`` blocks with the largest share of the kernel's executed instructions: with a launch,
+    executions from static block counts; without, :data:`DEFAULT_TRIPS` to the power of the loop depth."""
+    from ptxstatic.analysis.cfg import build_cfg
+    from ptxstatic.predict import executed
+
+    cfg = build_cfg(fn)
+    depth = cfg.loop_depth
+    if launch is not None:
+        counts = executed(module, fn, launch)[2]
+        runs = counts.of(fn.name) if counts is not None else {}
+    else:
+        runs = {b.id: DEFAULT_TRIPS ** depth.get(b.id, 0) for b in cfg.blocks}
+    work = {b.id: runs.get(b.id, 0.0) * len(b) for b in cfg.blocks}
+    total = sum(work.values()) or 1.0
+    ranked = sorted((b for b in cfg.blocks if work[b.id] > 0), key=lambda b: -work[b.id])[:limit]
+    return tuple(HotBlock(b.name, float(runs.get(b.id, 0.0)), work[b.id] / total, depth.get(b.id, 0),
+                          _lines(b.instructions, aliases)) for b in ranked)
+
+
+def _lines(instructions: list, aliases: dict[str, str]) -> tuple[tuple[str, int], ...]:
+    seen = {(aliases.get(i.loc.file, i.loc.file), i.loc.line) for i in instructions if i.loc is not None}
+    return tuple(sorted(x for x in seen if x[1] > 0))
+
+
+@lru_cache(maxsize=4)
+def models_for(gpu: str | None):
+    """The default prediction models of ``gpu`` (loaded once per process)."""
+    from ptxstatic.predict import load_models
+
+    return load_models(gpu)
+
+
+def kernel_insight(module: Module, fn: Function, display_name: str, gpu: str | None, launch: Launch | None,
+                   aliases: dict[str, str]) -> KernelInsight:
+    """Predict ``fn`` and rank its blocks; an input the models cannot take gives an insight with ``error``."""
+    from ptxstatic.errors import PtxstaticError
+    from ptxstatic.predict import predict_kernel
+
+    blocks = hot_blocks(module, fn, launch, aliases)
+    try:
+        prediction = predict_kernel(module, fn, models_for(gpu), launch)
+    except PtxstaticError as exc:
+        return KernelInsight(fn.name, display_name, None, blocks, launch is not None, str(exc))
+    return KernelInsight(fn.name, display_name, prediction, blocks, launch is not None)
+
