@@ -4,6 +4,7 @@ blocks ranked by their estimated share of the executed instructions, with the ``
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -77,14 +78,17 @@ def models_for(gpu: str | None):
 
 def kernel_insight(module: Module, fn: Function, display_name: str, gpu: str | None, launch: Launch | None,
                    aliases: dict[str, str]) -> KernelInsight:
-    """Predict ``fn`` and rank its blocks; an input the models cannot take gives an insight with ``error``."""
+    """Predict ``fn`` and rank its blocks. An input the models cannot take gives an insight with ``error``; a
+    launch that does not fit the kernel (a missing argument), the insight without it, saying why."""
     from ptxstatic.errors import PtxstaticError
     from ptxstatic.predict import predict_kernel
 
-    blocks = hot_blocks(module, fn, launch, aliases)
     try:
+        blocks = hot_blocks(module, fn, launch, aliases)
         prediction = predict_kernel(module, fn, models_for(gpu), launch)
     except PtxstaticError as exc:
-        return KernelInsight(fn.name, display_name, None, blocks, launch is not None, str(exc))
+        if launch is not None:
+            without = kernel_insight(module, fn, display_name, gpu, None, aliases)
+            return dataclasses.replace(without, error=f"the configured launch does not fit: {exc}")
+        return KernelInsight(fn.name, display_name, None, hot_blocks(module, fn, None, aliases), False, str(exc))
     return KernelInsight(fn.name, display_name, prediction, blocks, launch is not None)
-

@@ -126,8 +126,9 @@ def hover_markdown(insight: KernelInsight, document: str) -> str:
         return "\n\n".join([f"{title}: no prediction ({why})", *_blocks(insight, document)])
     m = d["model"]
     level = f", {100 * m['interval_level']:.0f} % intervals" if m.get("interval_level") else ""
+    launch = [f"_Shown without a launch: {insight.error}._"] if insight.error else _launch_note(d)
     parts = [f"{title} on {d['gpu']} — {m['name']} model{level}; scaling relative to F_max", _bound(d),
-             _scaling_table(d), _decision(d), *_ood(d), *_launch_note(d), *_blocks(insight, document)]
+             _scaling_table(d), _decision(d), *_ood(d), *launch, *_blocks(insight, document)]
     return "\n\n".join(p for p in parts if p)
 
 

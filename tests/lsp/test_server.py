@@ -8,6 +8,7 @@ per-file step finds on the same file; expected hover numbers are what ``predict`
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from pathlib import Path
 
@@ -202,3 +203,37 @@ async def test_a_file_that_does_not_compile_gets_nvccs_error_at_its_line(client:
     replace_text(client, uri, path.read_text(), 2)
     assert _ps201((await published(client, uri, 2)).diagnostics)
 
+
+
+@needs_nvcc
+async def test_a_cu_file_is_compiled_with_its_compile_commands_flags(client: LanguageClient, tmp_path: Path):
+    built, plain = tmp_path / "built", tmp_path / "plain"
+    for d in (built / "src", plain):
+        d.mkdir(parents=True)
+    (built / "compile_commands.json").write_text(json.dumps([{
+        "directory": str(built), "file": "src/guarded.cu",
+        "command": "nvcc -arch=sm_80 -lineinfo -DWITH_BARRIER -c src/guarded.cu -o guarded.o"}]))
+    with_flags = open_document(client, copy_data("guarded.cu", built / "src"))
+    without = open_document(client, copy_data("guarded.cu", plain))
+    (barrier,) = _ps201((await published(client, with_flags, 1)).diagnostics)
+    assert barrier.range.start.line == line_of((LSP_DATA / "guarded.cu").read_text(), "__syncthreads()")
+    assert not (await published(client, without, 1)).diagnostics
+
+
+async def test_hover_predicts_the_configured_launch(client: LanguageClient, tmp_path: Path):
+    (tmp_path / "ptxstatic.toml").write_text("launch = { grid = 120, block = 256, args = { 3 = 1048576 } }\n")
+    path = copy_data("kernels.ptx", tmp_path)
+    uri = open_document(client, path)
+    await published(client, uri, 1)
+    text = path.read_text()
+    launch = config_for(path).launch
+    (d,) = predict_module(parse_file(LSP_DATA / "kernels.ptx"), load_models(), launch, kernel="stream_add")
+    shown = (await hover(client, uri, line_of(text, ".entry stream_add("))).contents.value
+    absolute = d["absolute"]
+    assert f"{absolute['bound'].capitalize()}-bound at F_max by the roofline estimate: {absolute['time_ms']:.4g} ms" \
+        in shown
+    assert "from static block counts of the configured launch" in shown
+    # polynomial has no parameter 3: it is shown without the launch, saying why
+    shown = (await hover(client, uri, line_of(text, ".entry polynomial("))).contents.value
+    assert "Shown without a launch: the configured launch does not fit: kernel polynomial has no parameter '3'" in shown
+    _check_hover_numbers(shown, "polynomial")
