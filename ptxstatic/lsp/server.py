@@ -12,12 +12,14 @@ compile error, a crashed rule) gets a diagnostic, and a message when it concerns
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
 
 from ptxstatic import __version__
 from ptxstatic.limits import LSP_DEBOUNCE_S
@@ -125,23 +127,31 @@ class PtxstaticServer(LanguageServer):
 server = PtxstaticServer()
 
 
+def _analysable(uri: str) -> bool:
+    """A ``.cu``, ``.cuh`` or ``.ptx`` file on disk (not an editor's untitled buffer)."""
+    return kind_of(uri) is not None and to_fs_path(uri) is not None
+
+
 @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
 async def did_open(ls: PtxstaticServer, params: types.DidOpenTextDocumentParams) -> None:
-    if kind_of(params.text_document.uri) is not None:
+    if _analysable(params.text_document.uri):
         ls.schedule(params.text_document.uri, params.text_document.version, 0.0)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
 async def did_change(ls: PtxstaticServer, params: types.DidChangeTextDocumentParams) -> None:
-    if kind_of(params.text_document.uri) is not None:
+    if _analysable(params.text_document.uri):
         ls.schedule(params.text_document.uri, params.text_document.version, ls.debounce_s)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
 async def did_save(ls: PtxstaticServer, params: types.DidSaveTextDocumentParams) -> None:
-    doc = ls.documents.get(params.text_document.uri)
-    if doc is not None:
-        ls.schedule(params.text_document.uri, doc.version, 0.0)
+    """Analyse the saved document again, and the open documents whose last compile read it (a header)."""
+    saved = os.path.realpath(to_fs_path(params.text_document.uri) or "")
+    for uri, doc in list(ls.documents.items()):
+        read = doc.analysis.result.dependencies if doc.analysis is not None else []
+        if uri == params.text_document.uri or saved in {os.path.realpath(d) for d in read}:
+            ls.schedule(uri, doc.version, 0.0)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)

@@ -237,3 +237,44 @@ async def test_hover_predicts_the_configured_launch(client: LanguageClient, tmp_
     shown = (await hover(client, uri, line_of(text, ".entry polynomial("))).contents.value
     assert "Shown without a launch: the configured launch does not fit: kernel polynomial has no parameter '3'" in shown
     _check_hover_numbers(shown, "polynomial")
+
+
+@needs_nvcc
+async def test_saving_a_header_analyses_the_open_files_that_include_it_again(client: LanguageClient, tmp_path):
+    header = tmp_path / "exchange.cuh"
+    header.write_text("__device__ inline void exchange(float* tile) { tile[threadIdx.x] += 1.0f; }\n")
+    source = tmp_path / "user.cu"
+    source.write_text('#include "exchange.cuh"\n'
+                      'extern "C" __global__ void user(float* out)\n{\n    __shared__ float tile[256];\n'
+                      "    if (threadIdx.x < 32) {\n        exchange(tile);\n        out[threadIdx.x] = tile[0];\n"
+                      "    }\n}\n")
+    uri = open_document(client, source)
+    assert not _ps201((await published(client, uri, 1)).diagnostics)
+    header_uri = open_document(client, header)
+    await published(client, header_uri, 1)
+    before = len(client.published)
+    header.write_text("__device__ inline void exchange(float* tile) { tile[threadIdx.x] += 1.0f; __syncthreads(); }\n")
+    client.text_document_did_save(types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(header_uri)))
+    deadline = time.monotonic() + 120
+    while not any(p.uri == uri for p in client.published[before:]) and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    again = next(p for p in client.published[before:] if p.uri == uri)
+    (barrier,) = _ps201(again.diagnostics)
+    assert barrier.range.start.line == line_of(source.read_text(), "exchange(tile);")  # the call site in user.cu
+
+
+async def test_a_bad_configuration_is_a_diagnostic_and_a_message_until_it_is_fixed(client: LanguageClient, tmp_path):
+    config = tmp_path / "ptxstatic.toml"
+    config.write_text('select = ["PS201"]\nfail-on = "loud"\n')
+    path = copy_data("kernels.ptx", tmp_path)
+    uri = open_document(client, path)
+    (problem,) = (await published(client, uri, 1)).diagnostics
+    assert problem.severity == types.DiagnosticSeverity.Error and f"{config}:2:" in problem.message
+    assert any(f"{config}:2:" in m.message for m in client.messages)
+    config.write_text('select = ["PS201"]\nfail-on = "error"\n')
+    client.text_document_did_save(types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(uri)))
+    deadline = time.monotonic() + 60
+    while len([p for p in client.published if p.uri == uri]) < 2 and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    fixed = [p for p in client.published if p.uri == uri][-1]
+    assert [d.code for d in fixed.diagnostics] == ["PS201"]
