@@ -24,7 +24,9 @@ def features(source: str, kernel: str, counts_file: str | None, launch: Launch, 
              nvcc_flags: str) -> None:
     """Portable features of KERNEL in FILE (.ptx or .cu): GPU Mangrove's twelve and richer ones.
 
-    Occupancy, registers and spills need ptxas on the PATH (and --gpu for occupancy and waves).
+    Registers and spills come from ptxas -v for the GPU's architecture (--gpu, else the PTX's target); where
+    ptxas cannot assemble for it (CUDA 13 has no Maxwell: --gpu titanx), they are estimated from the PTX and
+    the `resources` feature says so. Occupancy and waves need --gpu.
     """
     from ptxstatic.block_counts import BlockCounts
     from ptxstatic.cli.inputs import load
@@ -32,19 +34,18 @@ def features(source: str, kernel: str, counts_file: str | None, launch: Launch, 
     from ptxstatic.errors import PtxstaticError
     from ptxstatic.features.occupancy import gpu_spec
     from ptxstatic.features.portable import features_from_counts
-    from ptxstatic.ptx.printer import module as print_module
+    from ptxstatic.features.resources import kernel_resources
     from ptxstatic.report.features_text import features_text
-    from ptxstatic.toolchain.ptxas import ptxas_stats
+    from ptxstatic.toolchain.ptxas import target_arch
 
     module = load(source, nvcc_flags, recover=False)
     counts = BlockCounts.load(counts_file) if counts_file else estimate_counts(module, kernel, launch).counts
     target = gpu_spec(gpu_name) if gpu_name else None
-    arch = target.arch if target else module.sm
     stats = None
     try:
-        stats = ptxas_stats(print_module(module), arch) if arch else None
+        stats = kernel_resources(module, target.arch if target else target_arch(module))
     except PtxstaticError as exc:
-        click.echo(f"warning: no ptxas statistics: {exc}", err=True)
+        click.echo(f"warning: no register or shared-memory figures: {exc}", err=True)
     values = features_from_counts(module, kernel, counts, gpu=target, ptxas=stats)
     if fmt == "json":
         click.echo(json.dumps({"kernel": kernel, "counts_source": counts.source, "features": values}, indent=1))

@@ -86,10 +86,30 @@ def _round_up(x: int, unit: int) -> int:
     return -(-x // unit) * unit
 
 
-def occupancy(target: GpuSpec, threads_per_block: int, registers: int, shared_bytes: int, ctas: int) -> Occupancy:
-    """Resident blocks per SM for a kernel using ``registers`` per thread and ``shared_bytes`` per block
-    (static plus dynamic), and the waves a launch of ``ctas`` CTAs takes."""
-    a = ARCHS[target.arch]
+@dataclass(frozen=True)
+class Residency:
+    """How many blocks of a kernel fit on one SM of an architecture, and what limits them."""
+
+    arch: str
+    blocks_per_sm: int
+    limited_by: str  # "warps", "registers", "shared", "blocks" (the smallest limit; ties in this order)
+    limits: dict[str, int]  # blocks per SM allowed by each resource
+    warps_per_block: int
+    max_warps_per_sm: int
+
+    @property
+    def warps_per_sm(self) -> int:
+        return self.blocks_per_sm * self.warps_per_block
+
+    @property
+    def occupancy(self) -> float:
+        return self.warps_per_sm / self.max_warps_per_sm
+
+
+def residency(arch: str, threads_per_block: int, registers: int, shared_bytes: int) -> Residency:
+    """Resident blocks per SM of ``arch`` for a kernel using ``registers`` per thread and ``shared_bytes`` per
+    block (static plus dynamic), by the allocation rules of the module docstring."""
+    a = ARCHS[arch]
     if threads_per_block > a.max_threads_per_block:
         raise PtxstaticError(f"{threads_per_block} threads per block exceed {a.max_threads_per_block} on {a.name}")
     warps = -(-threads_per_block // WARP)
@@ -107,7 +127,13 @@ def occupancy(target: GpuSpec, threads_per_block: int, registers: int, shared_by
         limits["shared"] = a.shared_per_sm // per_block
     order = ("warps", "registers", "shared", "blocks")
     limited_by = min(limits, key=lambda k: (limits[k], order.index(k)))
-    blocks = limits[limited_by]
-    resident = blocks * target.sms
-    return Occupancy(target.name, a.name, blocks, limited_by, warps, blocks * warps / a.max_warps_per_sm,
+    return Residency(a.name, limits[limited_by], limited_by, limits, warps, a.max_warps_per_sm)
+
+
+def occupancy(target: GpuSpec, threads_per_block: int, registers: int, shared_bytes: int, ctas: int) -> Occupancy:
+    """Resident blocks per SM for a kernel using ``registers`` per thread and ``shared_bytes`` per block
+    (static plus dynamic), and the waves a launch of ``ctas`` CTAs takes."""
+    r = residency(target.arch, threads_per_block, registers, shared_bytes)
+    resident = r.blocks_per_sm * target.sms
+    return Occupancy(target.name, r.arch, r.blocks_per_sm, r.limited_by, r.warps_per_block, r.occupancy,
                      ctas / resident if resident else float("inf"))

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ptxstatic.analysis.cfg import build_cfg
 from ptxstatic.analysis.defuse import def_use
@@ -35,6 +36,9 @@ from ptxstatic.ptx.isa import (
     OpInfo,
 )
 from ptxstatic.toolchain.ptxas import PtxasFunction
+
+if TYPE_CHECKING:
+    from ptxstatic.features.resources import KernelResources
 
 
 @dataclass(frozen=True)
@@ -86,10 +90,14 @@ FEATURES: tuple[Feature, ...] = (
     Feature("divergent_branch_executed_fraction", "fraction", "The same share weighted by executions."),
     Feature("stride.<class>", "fraction", "Share of executed global bytes by stride of the address along "
             "%tid.x: broadcast (0), unit (one element), strided (other constant or uniform), unknown."),
-    Feature("registers", "registers", "Registers per thread (ptxas -v)."),
-    Feature("static_shared_bytes", "bytes", "Statically allocated shared memory per CTA (ptxas -v)."),
-    Feature("spill_bytes", "bytes", "Spill stores plus spill loads per thread (ptxas -v)."),
-    Feature("stack_bytes", "bytes", "Stack frame per thread (ptxas -v)."),
+    Feature("registers", "registers", "Registers per thread (ptxas -v; estimated from the PTX's register pressure "
+            "where ptxas cannot assemble for the GPU, see `resources`)."),
+    Feature("static_shared_bytes", "bytes", "Statically allocated shared memory per CTA (ptxas -v, or the "
+            "kernel's `.shared` declarations)."),
+    Feature("spill_bytes", "bytes", "Spill stores plus spill loads per thread (ptxas -v; 0 when estimated)."),
+    Feature("stack_bytes", "bytes", "Stack frame per thread (ptxas -v, or the kernel's `.local` declarations)."),
+    Feature("resources", "", "Where the four above come from: `ptxas -v -arch=sm_XX`, or `estimated from the "
+            "PTX (why)` (ptxstatic.features.resources)."),
     Feature("blocks_per_sm", "CTAs", "Resident CTAs per SM on the chosen GPU (occupancy rules, "
             "ptxstatic.features.occupancy)."),
     Feature("occupancy", "fraction", "Resident warps / maximum warps per SM."),
@@ -234,8 +242,10 @@ def _divergence(module: Module, counts: BlockCounts) -> dict[str, float]:
 
 
 def features_from_counts(module: Module, kernel: str, counts: BlockCounts, *, gpu: GpuSpec | None = None,
-                      ptxas: dict[str, PtxasFunction] | None = None) -> dict[str, float | int | str]:
-    """Every feature of :data:`FEATURES` that the inputs allow (occupancy needs ``gpu`` and ``ptxas``)."""
+                         ptxas: Mapping[str, PtxasFunction | KernelResources] | None = None,
+                         ) -> dict[str, float | int | str]:
+    """Every feature of :data:`FEATURES` that the inputs allow (occupancy needs ``gpu`` and ``ptxas``: the
+    statistics of ``ptxas -v`` or :func:`ptxstatic.features.resources.kernel_resources`)."""
     if kernel not in counts.counts:
         raise PtxstaticError(f"the block counts are for {counts.kernel!r}, not for kernel {kernel!r}")
     ops, volume = executed_mix(module, counts)
@@ -256,7 +266,8 @@ def features_from_counts(module: Module, kernel: str, counts: BlockCounts, *, gp
     stats = ptxas.get(kernel) if ptxas else None
     if stats is not None:
         out.update(registers=stats.registers, static_shared_bytes=stats.shared_bytes,
-                   spill_bytes=stats.spill_stores + stats.spill_loads, stack_bytes=stats.stack_frame)
+                   spill_bytes=stats.spill_stores + stats.spill_loads, stack_bytes=stats.stack_frame,
+                   resources=getattr(stats, "source", f"ptxas -v -arch={stats.arch}"))
         if gpu is not None:
             occ = occupancy(gpu, launch.threads_per_block, stats.registers, stats.shared_bytes + launch.shared_bytes,
                             launch.blocks)

@@ -12,6 +12,7 @@ import json
 import re
 import tempfile
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from ptxstatic.errors import PtxstaticError
@@ -71,6 +72,30 @@ def parse_verbose(text: str, arch: str) -> dict[str, PtxasFunction]:
 
 def available() -> bool:
     return find("ptxas") is not None
+
+
+@lru_cache(maxsize=1)
+def supported_archs() -> frozenset[str]:
+    """The ``sm_XX`` targets this ptxas assembles for (from the allowed values ``--help`` lists); empty
+    without ptxas."""
+    ptxas = find("ptxas")
+    if ptxas is None:
+        return frozenset()
+    text = run_tool([ptxas, "--help"], TOOL_QUERY_TIMEOUT_S, "ptxas --help").stdout
+    return frozenset(re.findall(r"'(sm_\d+[a-z]?)'", text))
+
+
+def unassemblable(ptx_arch: str, arch: str) -> str | None:
+    """Why ptxas cannot assemble PTX for ``.target ptx_arch`` to ``arch`` (None when it can): no ptxas, an
+    architecture this ptxas dropped (CUDA 13 has no Maxwell or Pascal), or PTX newer than the target."""
+    if not available():
+        return "ptxas is not on the PATH"
+    if arch not in supported_archs():
+        return f"this ptxas cannot assemble for {arch}"
+    have, want = (int(re.sub(r"\D", "", a) or 0) for a in (ptx_arch, arch))
+    if have > want:
+        return f"PTX for {ptx_arch} cannot be assembled for the older {arch}"
+    return None
 
 
 def version() -> str:

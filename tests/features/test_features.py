@@ -12,6 +12,7 @@ from helpers import ROOT, needs_ptxas
 
 from ptxstatic.analysis.cfg import build_cfg
 from ptxstatic.analysis.defuse import def_use
+from ptxstatic.analysis.liveness import register_pressure
 from ptxstatic.counts.static.estimate import estimate_counts
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.features.divergence import global_accesses
@@ -222,3 +223,23 @@ def test_features_read_profile_output(tmp_path):
     p = run("features", str(COUNTED), "-k", "guard_parity", "--counts", str(path), "--format", "json")
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)["features"]["instructions"] == 1890
+
+
+def test_features_for_maxwell_estimate_the_resources_from_the_ptx():
+    """`--gpu titanx`: CUDA 13's ptxas has no sm_52, so registers come from the PTX's register pressure and
+    occupancy from the sm_52 rules, and the output says they are estimated."""
+    p = run("features", str(COUNTED), "-k", "guard_parity", "--grid", "24", "--block", "256", "--param", "1=9",
+            "--gpu", "titanx", "--format", "json")
+    assert p.returncode == 0, p.stderr
+    f = json.loads(p.stdout)["features"]
+    assert f["resources"].startswith("estimated from the PTX") and f["gpu"] == "titanx"
+    module = parse_file(COUNTED)
+    registers = register_pressure(build_cfg(module.function("guard_parity")))
+    assert f["registers"] == registers
+    expected = occupancy(gpu_spec("titanx"), 256, registers, f["static_shared_bytes"], 24)
+    assert (f["blocks_per_sm"], f["occupancy"], f["occupancy_limited_by"]) == \
+        (expected.blocks_per_sm, expected.occupancy, expected.limited_by)
+    assert f["waves"] == pytest.approx(24 / (expected.blocks_per_sm * 24))
+    text = run("features", str(COUNTED), "-k", "guard_parity", "--grid", "24", "--block", "256", "--param", "1=9",
+               "--gpu", "titanx")
+    assert text.returncode == 0 and "estimated from the PTX" in text.stdout and "warning" not in text.stderr
