@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import click
 
 from ptxstatic.cli import options
-from ptxstatic.cli.inputs import modules
+from ptxstatic.cli.inputs import streams
+
+if TYPE_CHECKING:
+    from ptxstatic.ptx.ast import Function
 
 
 @click.command()
@@ -23,33 +27,49 @@ def analyze(ctx: click.Context, files: tuple[str, ...], kernel: str | None, func
     """Analyse the kernels of PTX FILES (.ptx, .cu compiled with nvcc, directories, or - for stdin).
 
     Malformed functions are reported as FILE:LINE:COL errors and skipped; the rest of the file is still
-    analysed, and the exit status is 2.
+    analysed, and the exit status is 2. Functions are read and analysed one at a time, so memory holds one
+    function, not the file.
     """
     from ptxstatic.analysis.cfg import call_graph as build_call_graph
-    from ptxstatic.analysis.summary import summarize_module
+    from ptxstatic.analysis.summary import summarize
     from ptxstatic.report.analysis_text import function_summary, module_header
+
+    def wanted(fn: Function) -> bool:
+        return (functions or fn.is_kernel) and (kernel is None or fn.name == kernel)
 
     failed = False
     results = []
-    for m in modules(files, nvcc_flags):
-        failed |= bool(m.errors)
-        if not m.items:
+    for stream in streams(files, nvcc_flags):
+        m = stream.module
+        shown = _echo_errors(m.errors, 0)
+        if not m.items and not stream.deferred:
+            failed |= bool(m.errors)
             continue
-        summaries = summarize_module(m, kernels_only=not functions, name=kernel)
-        entry = {"file": m.filename, "version": m.version, "target": list(m.target),
-                 "functions": [s.to_dict() for s in summaries], "errors": [str(e) for e in m.errors]}
-        if call_graph:
-            g = build_call_graph(m.functions)
-            entry["call_graph"] = [{"caller": u, "callee": v, "line": d.get("line")} for u, v, d in g.edges(data=True)]
-        results.append(entry)
         if fmt == "text":
             click.echo(module_header(m))
-            for s in summaries:
-                click.echo(function_summary(s))
+        entry: dict = {"file": m.filename, "version": m.version, "target": list(m.target), "functions": []}
+        edges = []
+        for fn in stream.functions(wanted if not call_graph else None):
+            shown = _echo_errors(m.errors, shown)
             if call_graph:
-                for c in entry["call_graph"]:
-                    click.echo(f"  call {c['caller']} -> {c['callee']} (line {c['line']})")
-            if kernel and not summaries:
+                edges += [{"caller": u, "callee": v, "line": d.get("line")}
+                          for u, v, d in build_call_graph([fn]).edges(data=True)]
+                if not wanted(fn):
+                    continue
+            s = summarize(fn, m)
+            entry["functions"].append(s.to_dict())
+            if fmt == "text":
+                click.echo(function_summary(s))
+        _echo_errors(m.errors, shown)
+        failed |= bool(m.errors)
+        entry["errors"] = [str(e) for e in m.errors]
+        if call_graph:
+            entry["call_graph"] = edges
+        results.append(entry)
+        if fmt == "text":
+            for c in edges:
+                click.echo(f"  call {c['caller']} -> {c['callee']} (line {c['line']})")
+            if kernel and not entry["functions"]:
                 click.echo(f"  no kernel named {kernel}")
     if fmt == "json":
         click.echo(json.dumps(results if len(results) != 1 else results[0], indent=1))
@@ -57,3 +77,10 @@ def analyze(ctx: click.Context, files: tuple[str, ...], kernel: str | None, func
         raise click.BadParameter(f"no {'function' if functions else 'kernel'} named {kernel!r}", param_hint="--kernel")
     if failed:
         ctx.exit(2)
+
+
+def _echo_errors(errors: list, shown: int) -> int:
+    """Report on stderr the errors after the first ``shown``; returns how many are shown now."""
+    for err in errors[shown:]:
+        click.echo(err.render(), err=True)
+    return len(errors)

@@ -10,7 +10,7 @@ import click
 
 from ptxstatic.errors import PtxstaticError, SourceError
 from ptxstatic.ptx.ast import Module
-from ptxstatic.ptx.parser import parse_file, parse_text
+from ptxstatic.ptx.parser import ModuleStream, parse_text, read_ptx
 from ptxstatic.toolchain.nvcc import compile_to_ptx
 
 PTX_SUFFIXES = (".ptx",)
@@ -39,13 +39,18 @@ def expand(paths: tuple[str, ...]) -> list[str]:
     return out
 
 
-def load(path: str, nvcc_flags: str, recover: bool) -> Module:
-    """Parse one input: ``-`` is standard input, ``.cu`` is compiled with nvcc first."""
+def read(path: str, nvcc_flags: str) -> tuple[str, str]:
+    """(PTX text, the name to show) of one input: ``-`` is standard input, ``.cu`` is compiled with nvcc."""
     if path == "-":
-        return parse_text(sys.stdin.read(), "<stdin>", recover=recover)
+        return sys.stdin.read(), "<stdin>"
     if path.endswith(CUDA_SUFFIXES):
-        return parse_text(compile_to_ptx(path, nvcc_flags), path, recover=recover)
-    return parse_file(path, recover=recover)
+        return compile_to_ptx(path, nvcc_flags), path
+    return read_ptx(path), path
+
+
+def load(path: str, nvcc_flags: str, recover: bool) -> Module:
+    """Parse one input (see :func:`read`)."""
+    return parse_text(*read(path, nvcc_flags), recover=recover)
 
 
 def read_llvm_ir(path: str) -> str:
@@ -71,3 +76,18 @@ def modules(paths: tuple[str, ...], nvcc_flags: str) -> Iterator[Module]:
         for err in module.errors:
             click.echo(err.render(), err=True)
         yield module
+
+
+def streams(paths: tuple[str, ...], nvcc_flags: str) -> Iterator[ModuleStream]:
+    """Each input as a :class:`ModuleStream` with recovery, for commands that go function by function.
+
+    Errors are in ``stream.module.errors`` as they are met (the caller reports them); a file that cannot be
+    read or compiled at all gives an empty stream holding its error.
+    """
+    for path in expand(paths):
+        try:
+            stream = ModuleStream(*read(path, nvcc_flags), recover=True)
+        except PtxstaticError as err:  # SourceError included
+            stream = ModuleStream("", path)
+            stream.module.errors.append(err)
+        yield stream

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 from ptxstatic.ptx.isa import OpInfo, op_info
 
@@ -314,18 +315,40 @@ TopItem = Directive | FileDirective | LocDirective | Pragma | VarDecl | Function
 
 @dataclass(slots=True, eq=False)
 class Module:
-    """A parsed PTX file. ``items`` keeps every top-level item in order; the rest are views on it."""
+    """A parsed PTX file. ``items`` keeps every top-level item in order; the rest are views on it.
+
+    The views (functions, kernels, globals, files, directives) are built once, on first use, in one pass
+    over ``items``: a module's items are not changed after it is made.
+    """
 
     filename: str
     items: list[TopItem]
     errors: list = field(default_factory=list)  # SourceErrors recovered from (functions skipped)
+    _views: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Module) and self.items == other.items
 
+    def _view(self, name: str) -> Any:
+        views = self._views
+        if not views:
+            functions = tuple(i for i in self.items if isinstance(i, Function))
+            directives: dict[str, tuple[str, ...]] = {}
+            for i in self.items:
+                if isinstance(i, Directive):
+                    directives.setdefault(i.name, i.values)
+            views.update(
+                functions=functions,
+                kernels=tuple(f for f in functions if f.is_kernel and f.body is not None),
+                defined={f.name: f for f in reversed(functions) if f.body is not None},
+                globals=tuple(i for i in self.items if isinstance(i, VarDecl)),
+                files={i.index: i for i in self.items if isinstance(i, FileDirective)},
+                directives=directives,
+            )
+        return views[name]
+
     def _directive(self, name: str) -> tuple[str, ...]:
-        d = next((i for i in self.items if isinstance(i, Directive) and i.name == name), None)
-        return d.values if d else ()
+        return self._view("directives").get(name, ())
 
     @property
     def version(self) -> str:
@@ -345,26 +368,27 @@ class Module:
         return int(next(iter(self._directive("address_size")), "32"))
 
     @property
-    def functions(self) -> list[Function]:
-        return [i for i in self.items if isinstance(i, Function)]
+    def functions(self) -> tuple[Function, ...]:
+        return self._view("functions")
 
     @property
-    def kernels(self) -> list[Function]:
-        return [f for f in self.functions if f.is_kernel and f.body is not None]
+    def kernels(self) -> tuple[Function, ...]:
+        return self._view("kernels")
 
     @property
     def files(self) -> dict[int, FileDirective]:
-        return {i.index: i for i in self.items if isinstance(i, FileDirective)}
+        return dict(self._view("files"))
 
     @property
-    def globals(self) -> list[VarDecl]:
-        return [i for i in self.items if isinstance(i, VarDecl)]
+    def globals(self) -> tuple[VarDecl, ...]:
+        return self._view("globals")
 
     def function(self, name: str) -> Function:
-        for f in self.functions:
-            if f.name == name and f.body is not None:
-                return f
-        raise KeyError(name)
+        """The first function of that name with a body."""
+        try:
+            return self._view("defined")[name]
+        except KeyError:
+            raise KeyError(name) from None
 
 
 def parse_number(text: str) -> int | float:

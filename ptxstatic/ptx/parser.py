@@ -16,8 +16,9 @@ the next function.
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,7 +46,7 @@ from ptxstatic.ptx.builder import (
 )
 from ptxstatic.ptx.grammar import describe_expected, describe_terminal, lark_parser
 from ptxstatic.ptx.names import resolve_registers
-from ptxstatic.ptx.source_map import attach_source_locations
+from ptxstatic.ptx.source_map import SourceLocator
 
 # ----------------------------------------------------------------------------------- lexical pieces
 _COMMENT = re.compile(r'"(?:\\.|[^"\\\n])*"|//[^\n]*|/\*[\s\S]*?\*/')
@@ -309,68 +310,167 @@ class _Frame:
         self.line = line
 
 
+@dataclass
+class Deferred:
+    """A function whose body has not been parsed yet: its header, and where its body starts."""
+
+    head: A.Function
+    start: int  # offset just after the body's '{'
+    end: int  # offset just after the matching '}'
+    line: int  # line of the '{'
+    line_start: int  # offset of that line's first character
+
+
+class _Reader:
+    """The statement loop over one PTX text, from ``pos`` to the end or to the close of a function body.
+
+    With ``defer`` set, a function body at the top level is not parsed: the function becomes a
+    :class:`Deferred` in the items, to be parsed later by :meth:`body`.
+    """
+
+    def __init__(self, text: str, filename: str, recover: bool) -> None:
+        self.text = text
+        self.clean = _strip_comments(text)
+        self.filename = filename
+        self.recover = recover
+        self.errors: list[SourceError] = []
+        self.sp = _statement_parser()
+
+    def _fail(self, err: SourceError) -> None:
+        if not self.recover:
+            raise err
+        self.errors.append(err)
+
+    def run(self, items: list, stack: list[_Frame], pos: int, line: int, line_start: int,
+            defer: bool = False) -> None:
+        """Parse statements into ``items`` (the top level) and ``stack`` (open scopes) from ``pos``; with a
+        non-empty ``stack``, stop when its bottom frame closes."""
+        clean, text, filename, sp = self.clean, self.text, self.filename, self.sp
+        pending: Any = None  # a function header or section name waiting for its "{"
+        n = len(clean)
+        match = _STATEMENT.match
+        nested = bool(stack)
+        while pos < n and (stack or not nested):
+            m = match(clean, pos)
+            if m is None:
+                if not _TRAILING_SPACE.match(clean, pos):
+                    start = pos + len(clean[pos:]) - len(clean[pos:].lstrip())
+                    line += clean.count("\n", pos, start)
+                    col = start - clean.rfind("\n", 0, start)
+                    self._fail(SourceError(filename, line, col, "unterminated statement; expected ';'",
+                                           _line_of(text, line)))
+                pos = n
+                break
+            kind = m.lastgroup
+            start = m.start(kind)
+            nl = clean.count("\n", pos, start)
+            if nl:
+                line += nl
+                line_start = clean.rfind("\n", 0, start) + 1
+            col = start - line_start + 1
+            body = m.group(kind)
+            end = m.end()
+            try:
+                if kind == "stmt" and stack and stack[-1].kind != "section":  # the common case, kept inline
+                    stack[-1].items.append(sp.parse("stmt", body, filename, line, col, text))
+                elif defer and kind == "brace" and body == "{" and isinstance(pending, A.Function) and not stack:
+                    end = self._defer(items, pending, end, line, line_start)
+                    pending = None
+                else:
+                    pending = _dispatch(sp, kind, body, filename, line, col, text, items, stack, pending)
+            except SourceError as err:
+                self._fail(err)
+                end, pending = _resync(clean, m.end(), stack)
+            nl = clean.count("\n", start, end)
+            if nl:
+                line += nl
+                line_start = clean.rfind("\n", 0, end) + 1
+            pos = end
+        if stack or pending is not None:
+            what = stack[-1].owner if stack else pending
+            name = getattr(what, "name", what)
+            line_open = stack[-1].line if stack else line
+            self._fail(SourceError(filename, line_open, 1, f"'{{' of {name} is never closed; expected '}}'",
+                                   _line_of(text, line_open)))
+
+    def _defer(self, items: list, head: A.Function, start: int, line: int, line_start: int) -> int:
+        """Record a function body as :class:`Deferred` and return the offset after it; a body whose '}' is
+        missing is parsed now, so that its error is reported where the whole file is read."""
+        end = _matching_brace(self.clean, start)
+        if end < 0:
+            stack = [_Frame("function", head, line)]
+            self.run(items, stack, start, line, line_start)
+            return len(self.clean)
+        items.append(Deferred(head, start, end, line, line_start))
+        return end
+
+    def body(self, deferred: Deferred) -> A.Function | None:
+        """Parse a deferred function's body; None where it has an error (kept in ``errors``)."""
+        items: list = []
+        stack = [_Frame("function", dataclasses.replace(deferred.head), deferred.line)]  # the head stays bodiless
+        self.run(items, stack, deferred.start, deferred.line, deferred.line_start)
+        return items[0] if items else None
+
+
+_BRACE_OR_STRING = re.compile(r'[{}]|"(?:\\.|[^"\\\n])*"')
+
+
+def _matching_brace(clean: str, pos: int) -> int:
+    """The offset after the '}' closing the '{' just before ``pos``, or -1."""
+    depth = 1
+    for m in _BRACE_OR_STRING.finditer(clean, pos):
+        c = m.group()
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                return m.end()
+    return -1
+
+
 def parse_text(text: str, filename: str = "<ptx>", recover: bool = False) -> A.Module:
     """Parse PTX text. Raises :class:`SourceError` on the first error unless ``recover`` is set."""
-    sp = _statement_parser()
-    clean = _strip_comments(text)
+    reader = _Reader(text, filename, recover)
     items: list[A.TopItem] = []
-    errors: list[SourceError] = []
-    stack: list[_Frame] = []
-    pending: Any = None  # a function header or section name waiting for its "{"
-    pos, line, line_start = 0, 1, 0
-    n = len(clean)
-    match = _STATEMENT.match
-
-    while pos < n:
-        m = match(clean, pos)
-        if m is None:
-            if _TRAILING_SPACE.match(clean, pos):
-                break
-            start = pos + len(clean[pos:]) - len(clean[pos:].lstrip())
-            line += clean.count("\n", pos, start)
-            col = start - clean.rfind("\n", 0, start)
-            err = SourceError(filename, line, col, "unterminated statement; expected ';'", _line_of(text, line))
-            if not recover:
-                raise err
-            errors.append(err)
-            break
-        kind = m.lastgroup
-        start = m.start(kind)
-        nl = clean.count("\n", pos, start)
-        if nl:
-            line += nl
-            line_start = clean.rfind("\n", 0, start) + 1
-        col = start - line_start + 1
-        body = m.group(kind)
-        end = m.end()
-        try:
-            if kind == "stmt" and stack and stack[-1].kind != "section":  # the common case, kept inline
-                stack[-1].items.append(sp.parse("stmt", body, filename, line, col, text))
-            else:
-                pending = _dispatch(sp, kind, body, filename, line, col, text, items, stack, pending)
-        except SourceError as err:
-            if not recover:
-                raise
-            errors.append(err)
-            end, pending = _resync(clean, m.end(), stack)
-        nl = clean.count("\n", start, end)
-        if nl:
-            line += nl
-            line_start = clean.rfind("\n", 0, end) + 1
-        pos = end
-
-    if stack or pending is not None:
-        what = stack[-1].owner if stack else pending
-        name = getattr(what, "name", what)
-        line_open = stack[-1].line if stack else line
-        err = SourceError(filename, line_open, 1, f"'{{' of {name} is never closed; expected '}}'",
-                          _line_of(text, line_open))
-        if not recover:
-            raise err
-        errors.append(err)
-    module = A.Module(filename, items, errors)
+    reader.run(items, [], 0, 1, 0)
+    module = A.Module(filename, items, reader.errors)
     _finish(module)
     return module
+
+
+class ModuleStream:
+    """A PTX file read one function at a time, so that memory holds one function's AST, not the file's.
+
+    ``module`` holds every top-level item but the functions with a body (directives, variables, function
+    declarations, ``.file`` directives, sections), parsed when the stream is made; :meth:`functions`
+    parses each function when it is reached, with its registers resolved and its source locations set, as
+    :func:`parse_text` would. Errors (with ``recover``) gather in ``module.errors`` as they are met.
+    """
+
+    def __init__(self, text: str, filename: str = "<ptx>", recover: bool = False) -> None:
+        self._reader = _Reader(text, filename, recover)
+        items: list[Any] = []
+        self._reader.run(items, [], 0, 1, 0, defer=True)
+        self.deferred = [i for i in items if isinstance(i, Deferred)]
+        self.module = A.Module(filename, [i for i in items if not isinstance(i, Deferred)], self._reader.errors)
+        for fn in self.module.functions:
+            resolve_registers(fn)
+        self._locations = SourceLocator(self.module)
+
+    def functions(self, select: Callable[[A.Function], bool] | None = None) -> Iterator[A.Function]:
+        """The functions with a body, in file order; with ``select``, only those whose header it accepts
+        (the others are not parsed)."""
+        for d in self.deferred:
+            if select is not None and not select(d.head):
+                continue
+            fn = self._reader.body(d)
+            if fn is None:
+                continue
+            resolve_registers(fn)
+            self._locations.attach(fn)
+            self._locations.forget()  # nothing is kept from one function to the next
+            yield fn
 
 
 def _dispatch(sp: StatementParser, kind: str, body: str, filename: str, line: int, col: int, text: str,
@@ -481,19 +581,24 @@ def parse_reference(text: str, filename: str = "<ptx>") -> A.Module:
 
 def _finish(module: A.Module) -> None:
     """Post-parse passes shared by both paths: register names, then source locations."""
+    locations = SourceLocator(module)
     for fn in module.functions:
         resolve_registers(fn)
-    attach_source_locations(module)
+        locations.attach(fn)
 
 
-def parse_file(path: str | Path, recover: bool = False) -> A.Module:
-    """Read and parse a PTX file; bad UTF-8 or an unreadable file is a :class:`SourceError` too."""
+def read_ptx(path: str | Path) -> str:
+    """A PTX file's text; bad UTF-8 or an unreadable file is a :class:`SourceError`."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        return p.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         line = p.read_bytes()[: exc.start].count(b"\n") + 1
         raise SourceError(str(path), line, 1, "file is not UTF-8 text (is it a cubin or an object file?)") from None
     except OSError as exc:
         raise SourceError(str(path), 0, 0, exc.strerror or str(exc)) from None
-    return parse_text(text, str(path), recover=recover)
+
+
+def parse_file(path: str | Path, recover: bool = False) -> A.Module:
+    """Read and parse a PTX file (errors as :func:`read_ptx` and :func:`parse_text` give them)."""
+    return parse_text(read_ptx(path), str(path), recover=recover)

@@ -27,18 +27,29 @@ def debug_strings(module: A.Module) -> dict[str, str]:
     return out
 
 
-def attach_source_locations(module: A.Module) -> None:
-    """Set ``Instruction.loc`` from the ``.loc`` directive in force before each instruction.
+class SourceLocator:
+    """Sets ``Instruction.loc`` from the ``.loc`` directive in force before each instruction, for the
+    functions of a module given one at a time (the module needs only its ``.file`` directives and
+    sections).
 
     An ``inlined_at`` position that an earlier ``.loc`` of the function named is that location, with its
     own ``inlined_at``: so nested inlining gives the whole chain of call sites.
     """
-    files = {i: f.path for i, f in module.files.items()}
-    names: dict[str, str] | None = None
-    cache: dict[tuple, A.SourceLoc | None] = {}
-    for fn in module.functions:
+
+    def __init__(self, module: A.Module) -> None:
+        self.module = module
+        self.files = {i: f.path for i, f in module.files.items()}
+        self.names: dict[str, str] | None = None
+        self.cache: dict[tuple, A.SourceLoc | None] = {}  # keyed by the caller's id: cleared by forget()
+
+    def forget(self) -> None:
+        """Drop the locations shared between functions (call this before the functions are dropped)."""
+        self.cache.clear()
+
+    def attach(self, fn: A.Function) -> None:
         if fn.body is None:
-            continue
+            return
+        cache = self.cache
         current: A.SourceLoc | None = None
         seen: dict[tuple[int, int, int], A.SourceLoc] = {}  # (file, line, column) -> its latest location
         for s in fn.statements:
@@ -48,9 +59,9 @@ def attach_source_locations(module: A.Module) -> None:
                 caller = seen.get(s.inlined_at) if s.inlined_at is not None else None
                 key = (s.file, s.line, s.column, s.function_name, s.inlined_at, id(caller))
                 if key not in cache:
-                    if s.function_name and names is None:
-                        names = debug_strings(module)
-                    cache[key] = _loc(s, files, names or {}, caller)
+                    if s.function_name and self.names is None:
+                        self.names = debug_strings(self.module)
+                    cache[key] = _loc(s, self.files, self.names or {}, caller)
                 current = cache[key]
                 if current is not None:
                     seen[(s.file, s.line, s.column)] = current
