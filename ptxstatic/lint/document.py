@@ -4,7 +4,8 @@
 compiles CUDA with the flags its build records (``compile_commands.json``) or the configured ones, parses the
 PTX and runs the rules. Nothing here prints or exits: input problems (nvcc's errors, PTX the parser rejects, a
 rule that crashed) come back as :class:`Problem` records beside the findings of what could be analysed. The
-compile stops when ``cancel`` is set (:class:`~ptxstatic.toolchain.process.ToolCancelled` propagates).
+compile stops when ``cancel`` is set, and the parse and the rules do not start after it
+(:class:`~ptxstatic.toolchain.process.ToolCancelled` propagates).
 """
 
 from __future__ import annotations
@@ -212,6 +213,8 @@ def _analyse_cuda(result: DocumentResult, spec: CompileSpec, config: Config, tex
         except PtxstaticError as exc:
             result.problems.append(Problem(result.path, message=str(exc)))
             return
+        if cancel is not None and cancel.is_set():  # cancelled as nvcc finished: skip the parse and the rules
+            raise ToolCancelled(f"{result.path}: cancelled")
         module = parse_text(compiled.text, result.path + ".ptx", recover=True)
         result.problems += [Problem(result.path, message=f"nvcc's PTX cannot be parsed: {e}") for e in module.errors]
         result.dependencies = [source if d == compiled_source else d for d in compiled.dependencies]

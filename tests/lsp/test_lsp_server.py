@@ -171,7 +171,7 @@ async def test_a_newer_edit_cancels_the_compile_and_requests_are_answered_meanwh
     assert _children(server, "nvcc"), "nvcc compiles the first version"
     asked = time.monotonic()
     answer = await hover(client, ptx, line_of((LSP_DATA / "kernels.ptx").read_text(), ".entry polynomial("))
-    assert answer is not None and time.monotonic() - asked < 2.0
+    assert answer is not None and time.monotonic() - asked < 5.0
     assert _children(server, "nvcc"), "the hover was answered while nvcc ran"
     replace_text(client, uri, (LSP_DATA / "kernels.cu").read_text(), 2)
     diagnostics = (await published(client, uri, 2)).diagnostics
