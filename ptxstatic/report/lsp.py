@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import os
 import re
+from functools import cache
+from importlib import resources
+from pathlib import Path
 
 from lsprotocol import types
 
@@ -69,8 +72,17 @@ def finding_diagnostic(finding: Finding, result: DocumentResult, lines: list[str
     message += "".join(f"\n{n.message}" for n in finding.notes if n.location is None)
     where = loc or Location(result.path)
     return types.Diagnostic(_range(lines, where.line, where.column), message, _SEVERITY[finding.severity],
-                            code=finding.code, source=SOURCE, related_information=related or None,
+                            code=finding.code, code_description=rule_page(finding.code), source=SOURCE,
+                            related_information=related or None,
                             data={"suppress_line": where.line - 1} if loc is not None and suppressible else None)
+
+
+@cache
+def rule_page(code: str) -> types.CodeDescription | None:
+    """The rule's documentation page shipped with the package (``ptxstatic rule CODE`` shows the same), as a
+    link on the diagnostic's code."""
+    page = Path(str(resources.files("ptxstatic.rules") / "docs" / f"{code}.md"))
+    return types.CodeDescription(page.as_uri()) if page.is_file() else None
 
 
 def _file_lines(path: str) -> list[str]:

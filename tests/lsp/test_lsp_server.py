@@ -34,6 +34,7 @@ from ptxstatic.config import config_for
 from ptxstatic.lint.document import analyse_document
 from ptxstatic.predict import load_models, predict_module
 from ptxstatic.ptx import parse_file
+from ptxstatic.rules.catalog import get_rule
 
 pytestmark = pytest.mark.asyncio
 
@@ -67,6 +68,8 @@ async def test_cu_diagnostics_are_checks_findings(client: LanguageClient, tmp_pa
     barrier = _ps201(got)[0]
     assert barrier.range.start.line == line_of(path.read_text(), "__syncthreads()")
     assert barrier.severity == types.DiagnosticSeverity.Warning and barrier.source == "ptxstatic"
+    page = Path(barrier.code_description.href.removeprefix("file://"))
+    assert page.name == "PS201.md" and page.read_text() == get_rule("PS201").doc
     condition = barrier.related_information[0].location
     assert condition.uri == uri and condition.range.start.line == line_of(path.read_text(), "if (threadIdx.x < 16)")
 
