@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from ptxstatic.findings import Finding, Note, Severity
 from ptxstatic.ptx.ast import VarDecl
 from ptxstatic.rules.context import RuleContext
+from ptxstatic.rules.places import hottest, loop_depth
 from ptxstatic.rules.registry import rule
 from ptxstatic.rules.target import is_debug, resources, target_arch
 
@@ -26,8 +27,8 @@ def local_memory(ctx: RuleContext) -> Iterator[Finding]:
     stats = (resources(ctx.mc) or {}).get(ctx.function.name)
     if stats is not None and not stats.estimated and stats.stack_frame == 0:
         return  # ptxas kept the array in registers after all
-    depth = {i: _loop_depth(ctx, i) for i in accesses}
-    at = _hottest(ctx, accesses, depth)
+    depth = {i: loop_depth(ctx, i) for i in accesses}
+    at = hottest(ctx, accesses)
     loads = sum(ctx.instructions[i].info.opcode == "ld" for i in accesses)
     depot = sum(d.dims[0] or 0 for s in ctx.function.statements
                 if isinstance(s, VarDecl) and s.space == "local" for d in s.names if d.dims)
@@ -54,22 +55,3 @@ def _other_lines(ctx: RuleContext, accesses: list[int], at: int) -> list[Note]:
             verb = "read" if ctx.instructions[i].info.opcode == "ld" else "written"
             notes.append(ctx.note(i, f"local memory is {verb} here too"))
     return notes
-
-
-
-def _hottest(ctx: RuleContext, accesses: list[int], depth: dict[int, int]) -> int:
-    """The first access of the source line (PTX line without line information) whose accesses weigh most,
-    each weighing 16 to the power of its loop depth."""
-    weight: dict[object, float] = {}
-    first: dict[object, int] = {}
-    for i in accesses:
-        loc = ctx.instructions[i].loc
-        key = (loc.file, loc.line) if loc is not None else i
-        weight[key] = weight.get(key, 0.0) + 16.0 ** depth[i]
-        first.setdefault(key, i)
-    return first[max(weight, key=lambda k: (weight[k], -first[k]))]
-
-
-def _loop_depth(ctx: RuleContext, index: int) -> int:
-    block = ctx.cfg.block_of(index)
-    return sum(block in lp.body for lp in ctx.cfg.loops)
