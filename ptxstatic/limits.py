@@ -25,6 +25,12 @@ STATIC_MAX_STEPS = 2_000_000
 STATIC_MAX_THREADS = 1 << 20
 #: CTAs the static interpreter runs when it samples a launch
 STATIC_SAMPLE_CTAS = 16
+#: warp instructions the memory rules (PS101, PS102) emulate per kernel; what ran until then is measured
+MEMORY_RULES_MAX_STEPS = 10_000
+#: warps of the sampled CTA (0, 1, ...) whose accesses the memory rules measure
+MEMORY_RULES_SAMPLE_WARPS = 4
+#: requests of one instruction the memory rules keep per state space (the first ones executed)
+MEMORY_RULES_SAMPLE_REQUESTS = 64
 
 # ------------------------------------------------------------------------------------------ sizes
 #: instructions of an executed sequence kept in expanded form (the compact form is never cut)

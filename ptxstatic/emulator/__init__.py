@@ -5,6 +5,7 @@ counts) or raises :class:`EmulationError`. See ``docs/emulator.md``.
 """
 
 from ptxstatic.emulator.errors import EmulationError
+from ptxstatic.emulator.observe import MemoryAccess, Observer
 from ptxstatic.emulator.simt import EMULATED, Emulation, emulate
 
-__all__ = ["EMULATED", "Emulation", "EmulationError", "emulate"]
+__all__ = ["EMULATED", "Emulation", "EmulationError", "MemoryAccess", "Observer", "emulate"]

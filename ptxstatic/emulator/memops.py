@@ -14,8 +14,9 @@ import numpy as np
 from ptxstatic.emulator.code import Op, Operands, Reader
 from ptxstatic.emulator.errors import EmulationError
 from ptxstatic.emulator.lanes import WARP, lanes
-from ptxstatic.emulator.state import Frame, atomic, read, write
-from ptxstatic.ptx.ast import Reg, Vec
+from ptxstatic.emulator.observe import ATOMIC, LOAD, STORE, MemoryAccess
+from ptxstatic.emulator.state import Frame, atomic, by_space, read, write
+from ptxstatic.ptx.ast import Instruction, Reg, Vec
 from ptxstatic.ptx.dtypes import np_type
 from ptxstatic.ptx.isa import OpInfo
 
@@ -31,6 +32,24 @@ def _access(ops: Operands, info: OpInfo, i: int) -> tuple[str, Reader, str]:
     if space not in ("global", "shared", "local", "generic"):
         raise EmulationError(f"memory access to .{space} is not supported")
     return space, addr, ""
+
+
+def _observe(f: Frame, ins: Instruction | None, space: str, addr: np.ndarray, m: np.ndarray, width: int,
+             kind: str) -> None:
+    """Report a warp's access to the emulation's observer, if it has one (``ins`` None: not reported)."""
+    observer = f.device.observer
+    if observer is None or ins is None:
+        return
+    for sp, a, mm in by_space(space, addr, m):
+        lanes = np.flatnonzero(mm)
+        if len(lanes):
+            where = np.broadcast_to(np.asarray(a, dtype=np.uint64), (WARP,))[lanes].copy()
+            observer(MemoryAccess(f.code.name, ins, f.cta.ctaid, f.warp.index, sp, kind, lanes, where, width))
+
+
+def _observed(ops: Operands, info: OpInfo) -> Instruction | None:
+    """The instruction, when its accesses are reported to observers (not those of .param and .const)."""
+    return ops.ins if info.space not in ("param", "const") else None
 
 
 def _param_slice(f: Frame, name: str, offset: int, width: int) -> np.ndarray:
@@ -55,12 +74,15 @@ def _ld(ops: Operands, info: OpInfo) -> Op:
     writers = [ops.writer(item, ty) for item in (dst.items if isinstance(dst, Vec) else (dst,))]
     space, addr, pname = _access(ops, info, 1)
     width = dt.itemsize * len(writers)
+    ins = _observed(ops, info)
 
     def run(f, m):
         if pname:
             raw = np.ascontiguousarray(_param_slice(f, pname, int(addr(f)), width))
         else:
-            raw = read(f, space, addr(f), m, width)
+            a = addr(f)
+            _observe(f, ins, space, a, m, width, LOAD)
+            raw = read(f, space, a, m, width)
         values = raw.view(dt)
         for k, w in enumerate(writers):
             w(f, values[:, k], m)
@@ -73,6 +95,7 @@ def _st(ops: Operands, info: OpInfo) -> Op:
     src = ops.items[1]
     readers = [ops.reader(item, ty) for item in (src.items if isinstance(src, Vec) else (src,))]
     space, addr, pname = _access(ops, info, 0)
+    ins = _observed(ops, info)
 
     def run(f, m):
         values = np.empty((WARP, len(readers)), dtype=dt)
@@ -83,7 +106,9 @@ def _st(ops: Operands, info: OpInfo) -> Op:
             target = _param_slice(f, pname, int(addr(f)), data.shape[1])
             target[m] = data[m]
         else:
-            write(f, space, addr(f), m, data)
+            a = addr(f)
+            _observe(f, ins, space, a, m, data.shape[1], STORE)
+            write(f, space, a, m, data)
 
     return run
 
@@ -123,10 +148,13 @@ def _atom(ops: Operands, info: OpInfo) -> Op:
     dest = ops.write(0, ty) if first else None
     fn = _ATOMIC[name]
     ufunc = _SCANS.get((name, dt.kind == "f"))
+    ins = _observed(ops, info)
 
     def run(f, m):
         bv, cv = lanes(b(f)), lanes(c(f))
-        old = atomic(f, space, np.broadcast_to(addr(f), (WARP,)), m, dt, lambda o, ln: fn(o, bv[ln], cv[ln]),
+        a = np.broadcast_to(addr(f), (WARP,))
+        _observe(f, ins, space, a, m, dt.itemsize, ATOMIC)
+        old = atomic(f, space, a, m, dt, lambda o, ln: fn(o, bv[ln], cv[ln]),
                      (ufunc, bv) if ufunc is not None else None)
         if dest is not None:
             dest(f, old, m)
@@ -145,13 +173,18 @@ def _cp_async(ops: Operands, info: OpInfo) -> Op:
     elif extra is not None:
         src_size = ops.read(3, "u32")
 
+    ins = ops.ins
+
     def run(f, m):
-        data = read(f, "global", src_addr(f), m, size)
+        src, dst = src_addr(f), dst_addr(f)
+        _observe(f, ins, "global", src, m, size, LOAD)
+        _observe(f, ins, "shared", dst, m, size, STORE)
+        data = read(f, "global", src, m, size)
         if src_size is not None:
             data[np.arange(size)[None, :] >= lanes(src_size(f))[:, None]] = 0
         if ignore is not None:
             data[lanes(ignore(f))] = 0
-        write(f, "shared", dst_addr(f), m, data)
+        write(f, "shared", dst, m, data)
 
     return run
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from ptxstatic.emulator.errors import EmulationError
 from ptxstatic.emulator.lanes import WARP
+from ptxstatic.emulator.observe import Observer
 from ptxstatic.launch import Buffer, Launch
 from ptxstatic.limits import EMULATOR_GLOBAL_BYTES
 from ptxstatic.ptx.ast import (
@@ -76,6 +77,7 @@ class Device:
                  inputs: dict[str, np.ndarray] | None = None) -> None:
         self.module = module
         self.steps = 0  # warp instructions executed so far; also the value of %clock
+        self.observer: Observer | None = None  # called with every memory access (emulator.observe)
         self.symbols: dict[str, Symbol] = {"WARP_SZ": Symbol("value", WARP)}
         self.function_shared: dict[str, dict[str, Symbol]] = {}
         self.globals: dict[str, tuple[VarDecl, Declarator]] = {}

@@ -13,7 +13,7 @@ one valid order, not necessarily the hardware's. See ``docs/emulator.md``.
 from __future__ import annotations
 
 from collections import Counter, deque
-from collections.abc import Generator
+from collections.abc import Generator, Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -37,6 +37,7 @@ from ptxstatic.emulator.code import (
 from ptxstatic.emulator.errors import EmulationError
 from ptxstatic.emulator.lanes import WARP, lanes
 from ptxstatic.emulator.memory import Device
+from ptxstatic.emulator.observe import Observer
 from ptxstatic.emulator.state import Cta, Frame, Warp
 from ptxstatic.launch import Launch
 from ptxstatic.limits import EMULATOR_CALL_DEPTH, EMULATOR_MAX_STEPS
@@ -70,23 +71,39 @@ class Emulation:
 
 
 def emulate(module: Module, kernel: str | Function, launch: Launch, *, max_steps: int = EMULATOR_MAX_STEPS,
-            inputs: dict[str, np.ndarray] | None = None, symbols: dict[str, np.ndarray] | None = None) -> Emulation:
+            inputs: dict[str, np.ndarray] | None = None, symbols: dict[str, np.ndarray] | None = None,
+            ctas: Iterable[tuple[int, int, int]] | None = None, observer: Observer | None = None) -> Emulation:
     """Run ``kernel`` of ``module`` over the grid of ``launch``.
 
     ``inputs`` gives initial contents of buffer arguments (by parameter name or index) in place of their
     fill pattern; ``symbols`` gives initial contents of module ``.global``/``.const`` variables (as
-    ``cudaMemcpyToSymbol`` would). ``max_steps`` bounds the warp instructions executed. Raises
-    :class:`EmulationError` for anything the emulator does not support and for faults of the program (bad
-    address, trap, deadlock, step limit).
+    ``cudaMemcpyToSymbol`` would). ``max_steps`` bounds the warp instructions executed. ``ctas`` runs only
+    these CTAs of the grid, in the order given (``%nctaid`` still reads the whole grid); ``observer`` is
+    called with every memory access (:mod:`ptxstatic.emulator.observe`). Raises :class:`EmulationError` for
+    anything the emulator does not support and for faults of the program (bad address, trap, deadlock, step
+    limit).
     """
     fn = kernel if isinstance(kernel, Function) else _kernel(module, kernel)
     with np.errstate(all="ignore"):
         try:
             emulator = _Emulator(module, fn, launch, max_steps, inputs, symbols)
-            emulator.run()
+            emulator.device.observer = observer
+            emulator.run(_ctas(launch, ctas))
             return emulator.result()
         except Unsupported as exc:  # a buffer or variable of a type the value semantics does not define
             raise EmulationError(str(exc)) from None
+
+
+def _ctas(launch: Launch, chosen: Iterable[tuple[int, int, int]] | None) -> list[tuple[int, int, int]]:
+    """The CTAs to run: every one of the grid in x, y, z order, or the chosen ones (checked against the grid)."""
+    gx, gy, gz = launch.grid
+    if chosen is None:
+        return [(x, y, z) for z in range(gz) for y in range(gy) for x in range(gx)]
+    out = [tuple(int(v) for v in c) for c in chosen]
+    for c in out:
+        if len(c) != 3 or not all(0 <= v < g for v, g in zip(c, launch.grid, strict=True)):
+            raise EmulationError(f"CTA {c} is outside the grid {launch.grid}")
+    return out  # type: ignore[return-value]
 
 
 def _kernel(module: Module, name: str) -> Function:
@@ -120,6 +137,7 @@ class _Emulator:
         self.thread_counts: dict[str, np.ndarray] = {}
         self.warp_counts: dict[str, np.ndarray] = {}
         self.slice_end = min(TIME_SLICE, max_steps + 1)
+        self.ran = 0  # CTAs run
         self.functions = {s.address: name for name, s in self.device.symbols.items() if s.kind == "func"}
 
     def code(self, name: str) -> Code | None:
@@ -134,12 +152,10 @@ class _Emulator:
         return self.codes[name]
 
     # ------------------------------------------------------------------------------------ grid, CTA
-    def run(self) -> None:
-        gx, gy, gz = self.launch.grid
-        for z in range(gz):
-            for y in range(gy):
-                for x in range(gx):
-                    self._run_cta(Cta((x, y, z), self.device, self.launch))
+    def run(self, ctas: list[tuple[int, int, int]]) -> None:
+        self.ran = len(ctas)
+        for ctaid in ctas:
+            self._run_cta(Cta(ctaid, self.device, self.launch))
 
     def _run_cta(self, cta: Cta) -> None:
         code = self.code(self.kernel.name)
@@ -373,7 +389,9 @@ class _Emulator:
                 issued += int(wc[b.id]) * len(b.opcodes)
                 for op in b.opcodes:
                     opcodes[op] += int(tc[b.id])
-        notes = [f"emulated {self.launch.blocks} CTAs x {self.launch.threads_per_block} threads"]
+        notes = [f"emulated {self.ran} CTAs x {self.launch.threads_per_block} threads"]
+        if self.ran != self.launch.blocks:
+            notes.append(f"{self.ran} of the grid's {self.launch.blocks} CTAs were run")
         bc = BlockCounts(self.kernel.name, self.launch, EMULATED, counts, notes=notes)
         return Emulation(self.kernel.name, self.launch, buffers, globals_, bc, entries, dict(opcodes), issued)
 

@@ -119,7 +119,8 @@ def _region(f: Frame, space: str, addr: np.ndarray, lanes: np.ndarray, width: in
     return mem, off
 
 
-def _parts(space: str, addr: np.ndarray, m: np.ndarray) -> list[tuple[str, np.ndarray, np.ndarray]]:
+def by_space(space: str, addr: np.ndarray, m: np.ndarray) -> list[tuple[str, np.ndarray, np.ndarray]]:
+    """(state space, addresses in it, lanes) of an access: a generic one split by window, others as they are."""
     if space == "generic":
         return split_generic(np.broadcast_to(addr, (WARP,)), m)
     return [(space, addr, m)]
@@ -128,7 +129,7 @@ def _parts(space: str, addr: np.ndarray, m: np.ndarray) -> list[tuple[str, np.nd
 def read(f: Frame, space: str, addr: np.ndarray, m: np.ndarray, width: int) -> np.ndarray:
     """``width`` bytes per lane from ``space`` at ``addr``: a ``(32, width)`` array, zero for inactive lanes."""
     out = np.zeros((WARP, width), dtype=np.uint8)
-    for sp, a, mm in _parts(space, addr, m):
+    for sp, a, mm in by_space(space, addr, m):
         lanes = np.flatnonzero(mm)
         mem, off = _region(f, sp, a, lanes, width)
         out[lanes] = mem[off[:, None] + np.arange(width)]
@@ -138,7 +139,7 @@ def read(f: Frame, space: str, addr: np.ndarray, m: np.ndarray, width: int) -> n
 def write(f: Frame, space: str, addr: np.ndarray, m: np.ndarray, data: np.ndarray) -> None:
     """Store ``data`` (``(32, width)`` bytes) for the active lanes; the highest lane wins a conflict."""
     width = data.shape[1]
-    for sp, a, mm in _parts(space, addr, m):
+    for sp, a, mm in by_space(space, addr, m):
         lanes = np.flatnonzero(mm)
         mem, off = _region(f, sp, a, lanes, width)
         mem[off[:, None] + np.arange(width)] = data[lanes]
@@ -155,7 +156,7 @@ def atomic(f: Frame, space: str, addr: np.ndarray, m: np.ndarray, dtype: np.dtyp
     """
     out = np.zeros(WARP, dtype=dtype)
     width = dtype.itemsize
-    for sp, a, mm in _parts(space, addr, m):
+    for sp, a, mm in by_space(space, addr, m):
         a = np.broadcast_to(a, (WARP,))
         lanes = np.flatnonzero(mm)
         _, first, inverse = np.unique(a[lanes], return_index=True, return_inverse=True)

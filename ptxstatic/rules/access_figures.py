@@ -1,0 +1,196 @@
+"""The figures of one memory instruction that PS101 and PS102 report: global sectors or shared wavefronts per
+request against the ideal, measured on the emulated warps (:mod:`ptxstatic.rules.memory_sampling`) or, where
+nothing was measured, estimated from the affine stride of the address in ``%tid.x``.
+
+Measured figures are not used when the address depends on values read from memory (the emulator only has
+made-up data), nor when its lane-to-lane stride is not a constant and depends on a parameter whose value the
+launch made up; the affine estimate is only made when the stride is a constant number of bytes.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from ptxstatic.analysis.memory_access import (
+    AddressInputs,
+    address_inputs,
+    address_operand,
+    global_sectors,
+    pointer_params,
+    sectors_touched,
+    shared_wavefronts,
+)
+from ptxstatic.limits import MEMORY_RULES_MAX_STEPS
+from ptxstatic.ptx.ast import VarDecl
+from ptxstatic.rules.context import RuleContext
+from ptxstatic.rules.memory_sampling import KernelRun, Sampling, sample_module
+
+#: the memory instructions whose requests PS101 and PS102 judge: loads and stores (not atomics, not copies)
+JUDGED = {"ld": "load", "ldu": "load", "st": "store"}
+
+
+@dataclass(frozen=True)
+class Figures:
+    """One instruction's requests in one state space, summed over the sampled executions."""
+
+    requests: int
+    cost: int  # sectors touched (global) or wavefronts (shared)
+    ideal: int  # the minimum sectors, or the ideal wavefronts
+    worst: int  # the worst n-way bank conflict of one request (shared; 1 for global)
+    stride: int | None  # bytes between neighbouring lanes, when every request had the same one
+    measured: bool  # by emulation (else estimated from the affine stride)
+    method: str  # how, for the message
+    samples: tuple[tuple[np.ndarray, np.ndarray], ...] = ()  # the measured requests: (lanes, addresses)
+
+    @property
+    def ratio(self) -> float:
+        return self.cost / self.ideal if self.ideal else 1.0
+
+
+def sampling(ctx: RuleContext) -> Sampling:
+    """The module's sampled accesses, emulated once for all rules and functions."""
+    return ctx.mc.memo("PS1.sampling", lambda: sample_module(ctx.module, ctx.config))
+
+
+def instruction_figures(ctx: RuleContext, index: int, space: str) -> Figures | None:
+    """The figures of instruction ``index`` (a judged load or store) in ``space``, or None when they cannot be
+    known without guessing."""
+    ins = ctx.instructions[index]
+    found = sampling(ctx)
+    coef = ctx.strides.coef(address_operand(ins), index)
+    inputs = address_inputs(ctx.function, ctx.du, index)
+    # in a device function, parameters differ between the calling lanes: a stride through them is not known
+    constant = isinstance(coef, int) and (ctx.function.is_kernel or not inputs.params)
+    observed = found.requests(ctx.function.name, ins, space)
+    runs = found.reached_by.get(ctx.function.name, [])
+    if observed is not None:
+        if ctx.function.is_kernel:
+            made_up = inputs.params & set().union(*(r.invented for r in runs))
+        else:
+            made_up = inputs.params if any(r.invented for r in runs) else frozenset()
+        if not inputs.loaded and (constant or not made_up):
+            return _measured(observed.requests, observed.width, space, runs[0].method())
+    if constant and not inputs.loaded and _static_space(ctx, index, inputs) == space:
+        offset = address_operand(ins).offset  # type: ignore[union-attr]
+        return _affine(int(coef), offset, ins.info.width_bytes, space, _why_not_measured(runs))
+    return None
+
+
+def _static_space(ctx: RuleContext, index: int, inputs: AddressInputs) -> str | None:
+    """The state space an instruction accesses, as far as the code tells: its own, or for a generic access in
+    a kernel, global when its address comes from pointer parameters only and shared when it comes from
+    shared variables only."""
+    space = ctx.instructions[index].info.space
+    if space != "generic" or not ctx.function.is_kernel:
+        return space
+    if inputs.symbols and not inputs.params and inputs.symbols <= _shared_variables(ctx):
+        return "shared"
+    if inputs.params and not inputs.symbols:
+        pointers = ctx.mc.memo(f"PS1.pointers.{ctx.function.name}", lambda: pointer_params(ctx.function, ctx.du))
+        return "global" if inputs.params & pointers else None
+    return None
+
+
+def _shared_variables(ctx: RuleContext) -> set[str]:
+    decls = [*ctx.module.globals, *(s for s in ctx.function.statements if isinstance(s, VarDecl))]
+    return {d.name for decl in decls if decl.space == "shared" for d in decl.names}
+
+
+def _why_not_measured(runs: list[KernelRun]) -> str:
+    stopped = next((r for r in runs if r.stopped), None)
+    if stopped is None:
+        return "the emulated warps did not reach it"
+    reason = re.sub(r"^\S*:\d+: ", "", stopped.stopped or "")  # without the PTX position: fingerprints stay put
+    if "warp instructions executed" in reason:
+        reason = f"its budget of {MEMORY_RULES_MAX_STEPS} warp instructions ran out"
+    return f"the emulation of {stopped.kernel} stopped: {reason}"
+
+
+def _cost(lanes: np.ndarray, addresses: np.ndarray, width: int, space: str) -> tuple[int, int, int]:
+    if space == "global":
+        return (*global_sectors(lanes, addresses, width), 1)
+    return shared_wavefronts(lanes, addresses, width)
+
+
+def _measured(requests: list[tuple[np.ndarray, np.ndarray]], width: int, space: str, method: str) -> Figures:
+    cost = ideal = worst = 0
+    strides = set()
+    for lanes, addresses in requests:
+        c, i, w = _cost(lanes, addresses, width, space)
+        cost, ideal, worst = cost + c, ideal + i, max(worst, w)
+        strides.add(_stride(lanes, addresses))
+    stride = strides.pop() if len(strides) == 1 else None
+    return Figures(len(requests), cost, ideal, worst, stride, True, method, tuple(requests))
+
+
+def _stride(lanes: np.ndarray, addresses: np.ndarray) -> int | None:
+    """The bytes between neighbouring lanes when they are the same across the request."""
+    if len(lanes) < 2:
+        return None
+    steps = np.diff(addresses.astype(np.int64)) / np.diff(lanes)
+    return int(steps[0]) if np.all(steps == steps[0]) and float(steps[0]).is_integer() else None
+
+
+def _affine(coef: int, offset: int, width: int, space: str, why: str) -> Figures:
+    """Figures of lanes 0..31 at ``offset + coef * lane`` from a sector- and bank-aligned base."""
+    lanes = np.arange(32)
+    base = 128 * ((abs(coef) * 32 + abs(offset)) // 128 + 1)  # keeps every address positive
+    addresses = (base + offset + coef * lanes).astype(np.uint64)
+    cost, ideal, worst = _cost(lanes, addresses, width, space)
+    method = f"estimated from the address's affine stride in %tid.x, 32 threads along x per warp ({why})"
+    return Figures(1, cost, ideal, worst, coef, False, method, ((lanes, addresses),))
+
+
+def sibling_groups(ctx: RuleContext, indices: list[int], judged: dict[int, Figures]) -> list[list[int]]:
+    """``indices`` grouped into accesses of one warp to neighbouring fields (``a[2 * i]`` and ``a[2 * i + 1]``,
+    ``p[i].x`` and ``p[i].y``): same basic block and opcode, and addresses a lane-constant offset apart that is
+    smaller than their stride, in every measured request (estimated ones: the same address register)."""
+    block_of = {j: b.id for b in ctx.cfg.blocks for j in range(b.start, b.start + len(b.instructions))}
+    parent = {i: i for i in indices}
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            i = parent[i]
+        return i
+
+    for k, a in enumerate(indices):
+        for b in indices[k + 1:]:
+            if (block_of.get(a), ctx.instructions[a].opcode) == (block_of.get(b), ctx.instructions[b].opcode) \
+                    and _neighbours(ctx, judged[a], judged[b], a, b):
+                parent[root(b)] = root(a)
+    groups: dict[int, list[int]] = {}
+    for i in indices:
+        groups.setdefault(root(i), []).append(i)
+    return list(groups.values())
+
+
+def _neighbours(ctx: RuleContext, a: Figures, b: Figures, ia: int, ib: int) -> bool:
+    if a.measured != b.measured or len(a.samples) != len(b.samples):
+        return False
+    if not a.measured:
+        base_a, base_b = address_operand(ctx.instructions[ia]), address_operand(ctx.instructions[ib])
+        return base_a is not None and base_b is not None and base_a.base == base_b.base
+    stride = max(abs(a.stride or 0), abs(b.stride or 0))
+    for (lanes_a, addr_a), (lanes_b, addr_b) in zip(a.samples, b.samples, strict=True):
+        if not np.array_equal(lanes_a, lanes_b):
+            return False
+        gap = addr_b.astype(np.int64) - addr_a.astype(np.int64)
+        if not np.all(gap == gap[0]) or abs(int(gap[0])) >= stride:
+            return False
+    return True
+
+
+def combined_sectors(members: list[Figures], width: int) -> tuple[int, int] | None:
+    """(sectors, minimum) of sibling global accesses taken together, request by request: the sectors their
+    bytes touch together against the sum of their minimums; None when they did not run together."""
+    counts = {len(f.samples) for f in members}
+    if len(counts) != 1 or len({f.measured for f in members}) != 1:
+        return None
+    sectors = minimum = 0
+    for k in range(counts.pop()):
+        sectors += sectors_touched(np.concatenate([f.samples[k][1] for f in members]), width)
+        minimum += sum(global_sectors(*f.samples[k], width)[1] for f in members)
+    return sectors, minimum

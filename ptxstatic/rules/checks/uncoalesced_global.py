@@ -1,0 +1,69 @@
+"""PS101 uncoalesced-global-access: a global load or store whose warp touches more 32-byte sectors per request
+than the bytes it asks for need."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ptxstatic.findings import Finding, Severity
+from ptxstatic.rules.access_figures import JUDGED, Figures, combined_sectors, instruction_figures, sibling_groups
+from ptxstatic.rules.context import RuleContext
+from ptxstatic.rules.registry import Option, rule
+
+
+@rule("PS101", "uncoalesced-global-access", Severity.WARNING,
+      "a global load or store whose warps touch more 32-byte sectors per request than its bytes need",
+      options={"min-ratio": Option(2.0, "report when sectors/request is at least this multiple of the minimum")})
+def uncoalesced_global_access(ctx: RuleContext) -> Iterator[Finding]:
+    threshold = float(ctx.option("min-ratio"))
+    judged: dict[int, Figures] = {}
+    for i, ins in enumerate(ctx.instructions):
+        if ins.info.opcode in JUDGED and ins.info.space in ("global", "generic"):
+            figures = instruction_figures(ctx, i, "global")
+            if figures is not None:
+                judged[i] = figures
+    exempt = _coalesced_together(ctx, judged, threshold)
+    groups: dict[tuple[object, str, bool], list[tuple[int, Figures]]] = {}
+    for i, figures in judged.items():
+        if figures.ratio < threshold or i in exempt:
+            continue
+        source, _ = ctx.source_location(i)
+        kind = JUDGED[ctx.instructions[i].info.opcode]
+        groups.setdefault((source or i, kind, figures.measured), []).append((i, figures))
+    for (_, kind, _), found in groups.items():  # one finding per source line and kind (unrolled loops)
+        yield _finding(ctx, kind, found)
+
+
+def _coalesced_together(ctx: RuleContext, judged: dict[int, Figures], threshold: float) -> set[int]:
+    """Loads of neighbouring fields for the same lanes that, taken together, touch fewer than ``threshold``
+    times the sectors they need (``a[2 * i]`` with ``a[2 * i + 1]``): L1 serves the later ones from the sectors
+    the first one brought. Stores go through to L2 one instruction at a time and are judged one by one."""
+    out: set[int] = set()
+    loads = [i for i in sorted(judged) if JUDGED[ctx.instructions[i].info.opcode] == "load"]
+    for group in sibling_groups(ctx, loads, judged):
+        if len(group) < 2:
+            continue
+        together = combined_sectors([judged[i] for i in group], ctx.instructions[group[0]].info.width_bytes)
+        if together is not None and together[0] < threshold * together[1]:
+            out.update(group)
+    return out
+
+
+def _finding(ctx: RuleContext, kind: str, found: list[tuple[int, Figures]]) -> Finding:
+    requests = sum(f.requests for _, f in found)
+    sectors = sum(f.cost for _, f in found) / requests
+    minimum = sum(f.ideal for _, f in found) / requests
+    strides = {f.stride for _, f in found}
+    stride = strides.pop() if len(strides) == 1 else None
+    first = found[0][1]
+    between = f" (stride {stride} B between lanes)" if stride is not None else ""
+    several = f", {len(found)} instructions" if len(found) > 1 else ""
+    message = (f"global {kind}: {sectors:.1f} sectors/request, minimum {minimum:.1f}{between}; "
+               f"{first.method}{several}")
+    properties = {
+        "access": kind, "sectors_per_request": round(sectors, 3), "minimum_sectors_per_request": round(minimum, 3),
+        "ratio": round(sectors / minimum, 3), "stride_bytes": stride,
+        "method": "emulation" if first.measured else "affine", "requests": requests,
+        "instructions": [ctx.instructions[i].line for i, _ in found],
+    }
+    return ctx.finding(found[0][0], message, properties=properties)

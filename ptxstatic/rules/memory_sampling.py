@@ -1,0 +1,162 @@
+"""The per-lane addresses of a module's memory instructions, measured by emulating representative warps.
+
+Every kernel of the module runs on the emulator for CTA (0, 0, 0) of a launch: the configuration's
+``launch`` with the arguments it leaves out filled in, else the default launch (:func:`kernel_launch`). The
+accesses of warps ``0 .. MEMORY_RULES_SAMPLE_WARPS - 1`` are kept (the CTA's other warps run too, for its
+barriers), for the kernel and the device functions it calls, up to ``MEMORY_RULES_MAX_STEPS`` warp
+instructions; when the emulator stops early (the budget, an instruction it does not model, a fault on
+made-up data) what ran until then is kept with the reason. The rules PS101 and PS102 read it
+(``ctx.mc.memo``) and fall back to the affine stride of an address in ``%tid.x`` where nothing was measured.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ptxstatic.config import Config
+from ptxstatic.launch import Buffer, Launch
+from ptxstatic.limits import MEMORY_RULES_MAX_STEPS, MEMORY_RULES_SAMPLE_REQUESTS, MEMORY_RULES_SAMPLE_WARPS
+from ptxstatic.ptx.ast import Function, Module
+
+#: the default launch: blocks of 32 x 8 threads (one warp a row of x) in a 32 x 32 grid, integer
+#: arguments 1024, floating-point ones 1.0, and an 8 MiB zero-filled buffer for every pointer
+DEFAULT_BLOCK = (32, 8, 1)
+DEFAULT_GRID = (32, 32, 1)
+DEFAULT_INTEGER = 1024
+DEFAULT_FLOAT = 1.0
+DEFAULT_BUFFER_BYTES = 8 << 20
+DEFAULT_SHARED_BYTES = 48 << 10
+SAMPLED_CTA = (0, 0, 0)
+
+
+@dataclass
+class Requests:
+    """The sampled requests of one instruction in one state space: (lanes, addresses) per warp execution."""
+
+    space: str
+    width: int
+    requests: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class KernelRun:
+    """How one kernel was emulated."""
+
+    kernel: str
+    launch: Launch
+    invented: frozenset[str]  # parameters whose values the launch made up
+    stopped: str | None  # why the emulation ended before the CTA finished, None when it finished
+    from_config: bool
+
+    def method(self) -> str:
+        """How the figures of this run were obtained, for a finding's message."""
+        last = min(MEMORY_RULES_SAMPLE_WARPS, -(-self.launch.threads_per_block // 32)) - 1
+        warps = "warp 0" if last == 0 else f"warps 0..{last}"
+        block = "x".join(str(d) for d in self.launch.block)
+        where = "the configured launch" if self.from_config else "the default launch"
+        return f"measured by emulation of {warps} of CTA {SAMPLED_CTA} ({where}, block {block})"
+
+
+@dataclass
+class Sampling:
+    """What the emulation of a module's kernels measured."""
+
+    runs: list[KernelRun] = field(default_factory=list)
+    # (function name, id of the instruction) -> space -> its requests
+    accesses: dict[tuple[str, int], dict[str, Requests]] = field(default_factory=dict)
+    # function name -> the runs that executed it
+    reached_by: dict[str, list[KernelRun]] = field(default_factory=dict)
+
+    def requests(self, function: str, instruction: object, space: str) -> Requests | None:
+        return self.accesses.get((function, id(instruction)), {}).get(space)
+
+
+def kernel_launch(fn: Function, pointers: set[str], configured: Launch | None) -> tuple[Launch, frozenset[str]]:
+    """The launch the memory rules emulate ``fn`` with, and the parameters whose values it made up.
+
+    Grid, block and dynamic shared memory come from ``configured`` when there is one; otherwise the
+    default block (``.reqntid`` when the kernel declares it, fewer rows under ``.maxntid``), the default
+    grid and 48 KiB. Arguments the configuration does not give (by name or position) are made up: a
+    zero-filled buffer for a pointer, 1024 for an integer, 1.0 for a floating-point value, zeros for an
+    aggregate passed by value.
+    """
+    given = configured.args if configured is not None else {}
+    args: dict[str, int | float | Buffer] = {}
+    invented = set()
+    position = 0
+    for decl in fn.params or ():
+        for d in decl.names:
+            value = given.get(d.name, given.get(str(position)))
+            position += 1
+            if value is None:
+                value = _made_up(decl.dtype, bool(d.dims), d.name in pointers)
+                if d.name not in pointers:
+                    invented.add(d.name)
+            args[d.name] = value
+    if configured is not None:
+        return Launch(configured.grid, configured.block, configured.shared_bytes, args), frozenset(invented)
+    return Launch(DEFAULT_GRID, _default_block(fn), DEFAULT_SHARED_BYTES, args), frozenset(invented)
+
+
+def _made_up(dtype: str, aggregate: bool, pointer: bool) -> int | float | Buffer:
+    if pointer:
+        return Buffer("u32", DEFAULT_BUFFER_BYTES // 4)
+    if aggregate:
+        return 0
+    return DEFAULT_FLOAT if dtype in ("f32", "f64") else DEFAULT_INTEGER
+
+
+def _default_block(fn: Function) -> tuple[int, int, int]:
+    required = fn.directive("reqntid")
+    if required is not None and required.values:
+        dims = [int(v) for v in required.values][:3]
+        return tuple(dims + [1] * (3 - len(dims)))  # type: ignore[return-value]
+    most = fn.directive("maxntid")
+    threads = math.prod(DEFAULT_BLOCK)
+    if most is not None and most.values:
+        threads = min(threads, math.prod(int(v) for v in most.values))
+    x = min(DEFAULT_BLOCK[0], threads)
+    return (x, max(1, threads // x), 1)
+
+
+def sample_module(module: Module, config: Config) -> Sampling:
+    """Emulate CTA (0, 0, 0) of every kernel of ``module`` and keep the sampled warps' accesses."""
+    from ptxstatic.analysis.cfg import build_cfg
+    from ptxstatic.analysis.defuse import def_use
+    from ptxstatic.analysis.memory_access import pointer_params
+
+    out = Sampling()
+    for fn in module.kernels:
+        pointers = pointer_params(fn, def_use(build_cfg(fn)))
+        launch, invented = kernel_launch(fn, pointers, config.launch)
+        reached: set[str] = set()
+        stopped = _emulate(module, fn, launch, out, reached)
+        run = KernelRun(fn.name, launch, invented, stopped, config.launch is not None)
+        out.runs.append(run)
+        for name in reached | {fn.name}:
+            out.reached_by.setdefault(name, []).append(run)
+    return out
+
+
+def _emulate(module: Module, fn: Function, launch: Launch, out: Sampling, reached: set[str]) -> str | None:
+    """Run the sampled CTA of ``fn``, adding the sampled warps' accesses to ``out``; returns why it stopped
+    early (None when it finished)."""
+    from ptxstatic.emulator import EmulationError, MemoryAccess, emulate
+
+    def observe(access: MemoryAccess) -> None:
+        if access.warp >= MEMORY_RULES_SAMPLE_WARPS or access.space not in ("global", "shared"):
+            return
+        reached.add(access.function)
+        by_space = out.accesses.setdefault((access.function, id(access.instruction)), {})
+        kept = by_space.setdefault(access.space, Requests(access.space, access.width))
+        if len(kept.requests) < MEMORY_RULES_SAMPLE_REQUESTS:
+            kept.requests.append((access.lanes, access.addresses))
+
+    try:
+        emulate(module, fn, launch, max_steps=MEMORY_RULES_MAX_STEPS, ctas=[SAMPLED_CTA], observer=observe)
+    except EmulationError as exc:
+        return str(exc)
+    return None

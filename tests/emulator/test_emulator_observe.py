@@ -1,0 +1,82 @@
+"""The emulator's memory-access observer and running a subset of the grid's CTAs, on hand-written PTX."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ptxstatic.emulator import EmulationError, MemoryAccess, emulate
+from ptxstatic.launch import Buffer, Launch
+from ptxstatic.ptx.parser import parse_text
+
+TEXT = """.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 out)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<8>;
+    .reg .b64 %rd<8>;
+    .shared .align 8 .b8 tile[1024];
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, %ctaid.x;
+    ld.param.u64 %rd1, [out];
+    mul.wide.u32 %rd2, %r1, 8;
+    mov.u64 %rd3, tile;
+    add.s64 %rd4, %rd3, %rd2;
+    st.shared.v2.u32 [%rd4], {%r1, %r2};
+    bar.sync 0;
+    setp.lt.u32 %p1, %r1, 40;
+    @%p1 ld.shared.u32 %r3, [tile+4];
+    cvta.shared.u64 %rd5, %rd4;
+    ld.u32 %r4, [%rd5];
+    add.s32 %r5, %r3, %r4;
+    cvta.to.global.u64 %rd6, %rd1;
+    mul.wide.u32 %rd7, %r1, 12;
+    add.s64 %rd6, %rd6, %rd7;
+    st.global.u32 [%rd6], %r5;
+    ret;
+}
+"""
+
+
+def run(ctas=None):
+    seen: list[MemoryAccess] = []
+    launch = Launch((3, 1, 1), (64, 1, 1), 0, {"out": Buffer("u32", 3 * 64 * 3)})
+    e = emulate(parse_text(TEXT, "observe.ptx"), "k", launch, ctas=ctas, observer=seen.append)
+    return e, seen
+
+
+def test_every_access_is_reported_with_its_lanes_and_addresses():
+    _, seen = run(ctas=[(2, 0, 0)])
+    assert [a.warp for a in seen[:2]] == [0, 1]  # both warps store before the barrier releases them
+    seen.sort(key=lambda a: a.warp)
+    kinds = [(a.instruction.opcode, a.space, a.kind, a.warp) for a in seen]
+    # per warp: the vector store, the guarded load, the generic load (resolved to shared), the global store
+    assert kinds == [(op, space, kind, w) for w in (0, 1) for op, space, kind in (
+        ("st.shared.v2.u32", "shared", "store"), ("ld.shared.u32", "shared", "load"),
+        ("ld.u32", "shared", "load"), ("st.global.u32", "global", "store"))]
+    assert all(a.cta == (2, 0, 0) and a.function == "k" for a in seen)
+    store, guarded, generic, glob = seen[4:8]  # warp 1: threads 32..63
+    assert store.width == 8 and store.addresses.tolist() == [8 * t for t in range(32, 64)]
+    assert guarded.lanes.tolist() == list(range(8)) and set(guarded.addresses.tolist()) == {4}  # threads 32..39
+    assert generic.width == 4 and generic.addresses.tolist() == store.addresses.tolist()  # shared offsets
+    steps = np.diff(glob.addresses.astype(np.int64))
+    assert glob.lanes.tolist() == list(range(32)) and set(steps.tolist()) == {12}
+
+
+def test_only_the_chosen_ctas_run():
+    e, seen = run(ctas=[(1, 0, 0)])
+    out = e.buffers["out"].reshape(-1)
+    assert {a.cta for a in seen} == {(1, 0, 0)}
+    # thread t of CTA 1 stores at out[3 t] its own first tile word (t), plus tile word 1 (the CTA index) when
+    # t < 40 (the others skip the guarded load and add 0)
+    assert out[0:3 * 64:3].tolist() == [t + (t < 40) for t in range(64)] and not out[1::3].any()
+    assert "1 of the grid's 3 CTAs were run" in e.counts.notes
+    full, seen_all = run()
+    assert len(seen_all) == 3 * len(seen) and full.counts.notes == ["emulated 3 CTAs x 64 threads"]
+
+
+def test_a_cta_outside_the_grid_is_an_error():
+    with pytest.raises(EmulationError, match="outside the grid"):
+        run(ctas=[(3, 0, 0)])

@@ -1,0 +1,137 @@
+"""PS101 uncoalesced-global-access on CUDA kernels written to trigger it and on near misses that must not.
+
+A line marked ``expect: PS101`` in ``tests/data/rules/cuda/ps101_global.cu`` is where the rule must report
+under the default launch, ``expect-configured: PS101`` where it must report only when the launch in the
+configuration gives the argument the stride depends on; kernels named ``ok_*`` must stay silent. The PTX was
+compiled by nvcc (sm_90) with ``-lineinfo``, without line information and with ``-G``
+(``tests/data/rules/regenerate.py``).
+
+The expected figures are derived from the sources. A warp's request touches one 32-byte sector per distinct
+``address // 32`` of its lanes; its minimum is ``ceil(distinct bytes / 32)``. Under the default launch
+(blocks of 32 x 8) a warp is one row of 32 consecutive ``threadIdx.x``, and the buffers are 256-byte aligned.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from helpers import DATA, ROOT
+
+from ptxstatic.config import Config
+from ptxstatic.launch import Launch
+from ptxstatic.ptx import parse_file
+from ptxstatic.rules.catalog import get_rule
+from ptxstatic.rules.engine import lint_module
+
+SOURCE = DATA / "rules" / "cuda" / "ps101_global.cu"
+PTX = {v: DATA / "rules" / "ptx" / v / "ps101_global.ptx" for v in ("lineinfo", "plain", "G")}
+PS101 = [get_rule("PS101")]
+
+# (kernel, access) -> (sectors/request, minimum sectors/request, bytes between lanes), derived by hand:
+EXPECTED = {
+    # m[col * N + r]: lanes N * 4 = 4096 B apart, each in its own sector: 32; 32 floats = 128 B need 4
+    ("ps101_column_sum", "load"): (32.0, 4.0, 4096),
+    # in[2 * i]: 32 lanes 8 B apart span 256 B = 8 sectors; 128 distinct bytes need 4
+    ("ps101_stride2", "load"): (8.0, 4.0, 8),
+    # p[i].x of a 16-byte struct: 32 lanes 16 B apart span 512 B = 16 sectors; 128 distinct bytes need 4
+    ("ps101_aos_field", "load"): (16.0, 4.0, 16),
+    ("ps101_aos_field", "store"): (16.0, 4.0, 16),
+    # out[i * 32]: 128 B apart, one sector each: 32; 4 needed (estimated: the texture fetch stops the emulator)
+    ("ps101_after_texture", "store"): (32.0, 4.0, 128),
+}
+
+
+def marked(kind: str) -> set[int]:
+    return {n for n, line in enumerate(SOURCE.read_text().splitlines(), 1)
+            if re.search(rf"//\s*{kind}:\s*PS101\b", line)}
+
+
+def kernels(prefix: str) -> set[str]:
+    return set(re.findall(rf'__global__ void ({prefix}\w*)\(', SOURCE.read_text()))
+
+
+def findings(variant: str, config: Config | None = None):
+    return lint_module(parse_file(PTX[variant]), config or Config(), rules=PS101, source_root=ROOT)
+
+
+def test_reports_exactly_the_marked_lines_with_the_derived_figures():
+    found = findings("lineinfo")
+    assert {f.source.line for f in found} == marked("expect")
+    assert all(Path(f.source.file) == SOURCE for f in found)
+    assert {(f.kernel, f.properties["access"]) for f in found} == set(EXPECTED)
+    for f in found:
+        sectors, minimum, stride = EXPECTED[f.kernel, f.properties["access"]]
+        assert f.properties["sectors_per_request"] == sectors, f.message
+        assert f.properties["minimum_sectors_per_request"] == minimum, f.message
+        assert f.properties["stride_bytes"] == stride, f.message
+        assert f"{sectors:.1f} sectors/request, minimum {minimum:.1f} (stride {stride} B between lanes)" in f.message
+        assert f.code == "PS101" and str(f.severity) == "warning"
+
+
+def test_the_finding_says_which_method_gave_the_figures():
+    by_kernel = {f.kernel: f for f in findings("lineinfo")}
+    for name, f in by_kernel.items():
+        if name == "ps101_after_texture":
+            assert f.properties["method"] == "affine"
+            assert "estimated from the address's affine stride" in f.message and "opcode tex" in f.message
+        else:
+            assert f.properties["method"] == "emulation"
+            method = "measured by emulation of warps 0..3 of CTA (0, 0, 0) (the default launch, block 32x8x1)"
+            assert method in f.message
+
+
+def test_an_unrolled_loop_makes_one_finding_with_its_instructions():
+    (f,) = [f for f in findings("lineinfo") if f.kernel == "ps101_column_sum"]
+    # two unrolled loads, each executed once by each of the 4 sampled warps; together each lane reads 8 bytes
+    # of its own sector: 32 sectors for 2 x 4, so L1 does not rescue them
+    assert len(f.properties["instructions"]) == 2 and f.properties["requests"] == 8
+    assert f.message.endswith(", 2 instructions")
+
+
+def test_positives_and_near_misses_in_every_variant():
+    positives = kernels("ps101_") - {"ps101_column_pitch"}
+    assert len(kernels("ok_")) >= 8
+    for variant in PTX:
+        assert {f.kernel for f in findings(variant)} == positives, variant
+
+
+def test_an_argument_that_shapes_the_stride_is_judged_with_the_configured_launch():
+    """m[col * pitch] with pitch 1000 given (argument 2; nvcc names the parameters of extern "C" kernels by
+    position): lanes 4000 B apart, 32 sectors for 4; every other kernel is judged as before."""
+    config = Config(launch=Launch((32, 32, 1), (32, 8, 1), 0, {"2": 1000}))
+    found = findings("lineinfo", config)
+    assert {f.kernel for f in found} == kernels("ps101_")
+    (f,) = [f for f in found if f.kernel == "ps101_column_pitch"]
+    assert [f.source.line] == sorted(marked("expect-configured"))
+    assert (f.properties["sectors_per_request"], f.properties["minimum_sectors_per_request"]) == (32.0, 4.0)
+    assert f.properties["stride_bytes"] == 4000 and "(the configured launch, block 32x8x1)" in f.message
+    # the same pitch made up by the default launch is not judged
+    assert "ps101_column_pitch" not in {f.kernel for f in findings("lineinfo")}
+
+
+@pytest.mark.parametrize("ratio, extra", [
+    (1.2, {"ok_offset_by_one"}),  # in[i + 1]: 128 B from byte 4 of a sector touch 5 sectors for 4: 1.25
+    (2.0, set()),
+])
+def test_threshold_from_the_configuration(ratio: float, extra: set[str]):
+    config = Config(rules={"PS101": {"min-ratio": ratio}})
+    assert {f.kernel for f in findings("lineinfo", config)} == kernels("ps101_") - {"ps101_column_pitch"} | extra
+
+
+def test_a_threshold_above_every_ratio_reports_nothing():
+    # the largest ratio above is 32 / 4 = 8; at 8 the two loads of ps101_column_sum, judged together (each lane
+    # reads 8 bytes of its one sector: 32 sectors for 2 x 4, a ratio of 4), are not reported either
+    assert findings("lineinfo", Config(rules={"PS101": {"min-ratio": 8.5}})) == []
+    assert {f.kernel for f in findings("lineinfo", Config(rules={"PS101": {"min-ratio": 8.0}}))} \
+        == {"ps101_after_texture"}
+
+
+def test_suppression_comment(tmp_path: Path):
+    copy = tmp_path / SOURCE.relative_to(ROOT)
+    copy.parent.mkdir(parents=True)
+    copy.write_text(SOURCE.read_text().replace("out[i] = in[2 * i];  // expect: PS101",
+                                               "out[i] = in[2 * i];  // ptxstatic: ignore[PS101]"))
+    found = lint_module(parse_file(PTX["lineinfo"]), Config(), rules=PS101, source_root=tmp_path)
+    assert "ps101_stride2" not in {f.kernel for f in found} and len(found) == len(findings("lineinfo")) - 1
