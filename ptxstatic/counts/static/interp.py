@@ -26,7 +26,7 @@ import numpy as np
 from ptxstatic.analysis.cfg import BasicBlock, BlockGraph, build_cfg
 from ptxstatic.analysis.defuse import DefUse, def_use
 from ptxstatic.analysis.registers import is_special
-from ptxstatic.counts.static.values import MIXED, U64, Bits, Rows, Step, compile_instruction
+from ptxstatic.counts.static.values import MIXED, Bits, Rows, Step, compile_instruction
 from ptxstatic.limits import STATIC_CALL_DEPTH, STATIC_MAX_STEPS, STATIC_MAX_WORK
 from ptxstatic.ptx.ast import BranchTargets, Function, InitList, Instruction, Label, Module, Reg, Sym, Tup, VarDecl
 
@@ -62,7 +62,8 @@ def take(g: Group, idx: np.ndarray) -> Group:
     r = g.rows
     regs = {k: (v if v is None or v.ndim == 0 else v[idx]) for k, v in r.regs.items()}
     params = {k: ((b if b is None or b.ndim == 0 else b[idx]), *rest) for k, (b, *rest) in r.params.items()}
-    rows = Rows(len(idx), regs, dict(r.ptr), set(r.tainted), params, r.shadowed)  # type: ignore[arg-type]
+    key = None if r.key is None else r.key[idx]
+    rows = Rows(len(idx), regs, dict(r.ptr), set(r.tainted), params, r.shadowed, key)  # type: ignore[arg-type]
     w = g.weight if g.weight.ndim == 0 else g.weight[idx]
     return Group(rows, w, g.origin[idx], g.regions)
 
@@ -70,8 +71,8 @@ def take(g: Group, idx: np.ndarray) -> Group:
 def reweighted(g: Group, factor: float, region: int) -> Group:
     """A copy of ``g`` with weights scaled by ``factor`` and ``region`` added to its influence set."""
     r = g.rows
-    rows = Rows(r.n, dict(r.regs), dict(r.ptr), set(r.tainted), dict(r.params), True)
-    return Group(rows, g.weight * factor, g.origin, g.regions | {region})
+    rows = Rows(r.n, dict(r.regs), dict(r.ptr), set(r.tainted), dict(r.params), True, r.key)
+    return Group(rows, g.weight * factor, g.origin, g.regions | {region}, g.trace)
 
 
 def _concat(parts: list[Bits | None], sizes: list[int]) -> Bits | None:
@@ -103,28 +104,64 @@ def merge(groups: list[Group]) -> Group:
         if all(e[1] == entries[0][1] for e in entries):
             params[key] = (_concat([e[0] for e in entries], sizes), entries[0][1],
                            _merged_tag([e[2] for e in entries]), any(e[3] for e in entries))
+    keys = [g.rows.key for g in groups]
+    key = None if any(k is None for k in keys) else np.concatenate(keys)  # type: ignore[arg-type]
     rows = Rows(sum(sizes), regs, ptr, set().union(*(g.rows.tainted for g in groups)), params,
-                any(g.rows.shadowed for g in groups))
+                any(g.rows.shadowed for g in groups), key)
     weight = np.concatenate([np.broadcast_to(g.weight, (g.n,)) for g in groups])
     if np.all(weight == weight[0]):
         weight = np.asarray(weight[0])
     origin = np.concatenate([g.origin for g in groups])
-    return Group(rows, weight, origin, groups[0].regions)
+    trace = groups[0].trace if all(g.trace is groups[0].trace for g in groups) else None
+    return Group(rows, weight, origin, groups[0].regions, trace)
+
+
+def rejoin(groups: list[Group]) -> Group | None:
+    """The fragments of one group that a data-dependent branch split, met again in the same state (every
+    register and parameter the same array, or data), as one group with their weights added; None when the
+    groups are not such fragments (then :func:`merge` and :func:`fold` apply)."""
+    first = groups[0]
+    rows = first.rows
+    for g in groups[1:]:
+        r = g.rows
+        if g.origin is not first.origin and not np.array_equal(g.origin, first.origin):
+            return None
+        if r.params.keys() != rows.params.keys() or r.ptr != rows.ptr:
+            return None
+        if any(r.regs.get(k) is not rows.regs.get(k) for k in r.regs.keys() | rows.regs.keys()):
+            return None
+        if any(v[0] is not rows.params[k][0] or v[1:] != rows.params[k][1:] for k, v in r.params.items()):
+            return None
+    weight = sum((g.weight for g in groups[1:]), start=first.weight)
+    regs = {k: v for g in groups for k, v in g.rows.regs.items()}
+    out = Rows(rows.n, regs, dict(rows.ptr), set().union(*(g.rows.tainted for g in groups)),
+               dict(rows.params), any(g.rows.shadowed for g in groups), rows.key)
+    return Group(out, np.asarray(weight), first.origin, first.regions, first.trace)
 
 
 def fold(g: Group) -> Group:
-    """Fold rows in identical state (fragments of one thread that met again) into one, adding weights."""
-    if g.n < 2 or len(np.unique(g.origin)) == g.n:
+    """Fold rows in identical state (fragments of one thread that met again) into one, adding weights.
+
+    Fragments of one thread differ only in registers and parameters written under a data-dependent branch
+    (the tainted ones), so rows with the same origin are compared on those alone."""
+    if g.n < 2:
         return g
-    cols = [g.origin.astype(U64)]
-    cols += [v for v in g.rows.regs.values() if v is not None and v.ndim == 1]
-    cols += [e[0] for e in g.rows.params.values() if e[0] is not None and e[0].ndim == 1]
-    keys = np.stack(cols, axis=1)
-    uniq, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
-    if len(uniq) == g.n:
+    cols = [v for k, v in g.rows.regs.items() if k in g.rows.tainted and v is not None and v.ndim == 1]
+    cols += [e[0] for e in g.rows.params.values() if e[3] and e[0] is not None and e[0].ndim == 1]
+    order = np.lexsort([*cols, g.origin])
+    same = g.origin[order][1:] == g.origin[order][:-1]
+    if not same.any():
         return g
-    out = take(g, first)
-    out.weight = np.bincount(inverse.ravel(), weights=np.broadcast_to(g.weight, (g.n,)), minlength=len(uniq))
+    for c in cols:
+        s = c[order]
+        same &= s[1:] == s[:-1]
+    start = np.concatenate(([True], ~same))
+    if start.all():
+        return g
+    ids = np.cumsum(start) - 1
+    out = take(g, order[start])
+    out.weight = np.bincount(ids, weights=np.broadcast_to(g.weight, (g.n,))[order], minlength=int(ids[-1]) + 1)
+    out.trace = g.trace
     return out
 
 
@@ -199,7 +236,9 @@ class FunctionPlan:
     @cached_property
     def ipdom(self) -> dict[int, int]:
         """Immediate post-dominator of each block (``-2``: the function's end)."""
-        g = self.cfg.graph.reverse(copy=True)
+        g = nx.DiGraph()
+        g.add_nodes_from(self.cfg.graph.nodes)
+        g.add_edges_from((v, u) for u, v in self.cfg.graph.edges)
         end = -2
         g.add_node(end)
         for b in self.cfg.exits:
@@ -337,9 +376,7 @@ class Interpreter:
             for g in pending.pop(block):
                 by_region.setdefault(g.regions, []).append(g)
             for groups in by_region.values():
-                g = merge(groups)
-                if len(groups) > 1:
-                    g = fold(g)
+                g = groups[0] if len(groups) == 1 else rejoin(groups) or fold(merge(groups))
                 out = self._execute(plan, g, block, depth)
                 if out is None:
                     continue
@@ -486,7 +523,7 @@ class Interpreter:
             for (sym, off), entry in g.rows.params.items():
                 if sym == local:
                     params[(theirs, off)] = entry
-        rows = Rows(g.n, specials, {}, set(), params, g.rows.shadowed)
+        rows = Rows(g.n, specials, {}, set(), params, g.rows.shadowed, g.rows.key)
         regions = frozenset({OUTER}) if g.regions else frozenset()
         return Group(rows, g.weight, np.arange(g.n), regions)
 

@@ -227,7 +227,7 @@ def _skip(interp: Interpreter, plan: FunctionPlan, g: Group, facts: LoopFacts, t
         return False
     ins = plan.function.instructions
     path = trace.paths[-1]
-    scratch = Rows(g.n, dict(g.rows.regs), dict(g.rows.ptr), set(), dict(g.rows.params), False)
+    scratch = Rows(g.n, dict(g.rows.regs), dict(g.rows.ptr), set(), dict(g.rows.params), False, g.rows.key)
     first = _run_path(plan, path, scratch, facts)
     after_one = dict(scratch.regs)
     second = _run_path(plan, path, scratch, facts) if first is not None else None

@@ -41,6 +41,7 @@ class Rows:
     tainted: set[str] = field(default_factory=set)  # registers written under a data-dependent branch
     params: dict[tuple[str, int], tuple[Bits | None, int, int | None, bool]] = field(default_factory=dict)
     shadowed: bool = False  # inside the influence of a data-dependent branch: every write is tainted
+    key: np.ndarray | None = None  # thread of each row within its CTA, when CTAs are compared (ctas.py)
 
     def get(self, name: str) -> Bits | None:
         return self.regs.get(name)
