@@ -21,16 +21,17 @@ FAKE_DEVICE_MAX_STEPS = 5_000_000
 STATIC_MAX_WORK = 2e8
 #: group-instructions (numpy calls) the static interpreter may execute before that fallback
 STATIC_MAX_STEPS = 2_000_000
-#: threads the static interpreter runs in all; larger launches with CTA-dependent control are sampled
+#: threads the static interpreter runs in one launch: every CTA when control flow is not affine in the CTA
+#: index and the launch is no larger, else the corner CTAs of classes of CTAs (counted without proof after it)
 STATIC_MAX_THREADS = 1 << 20
-#: CTAs the static interpreter runs when it samples a launch
-STATIC_SAMPLE_CTAS = 16
 #: warp instructions the memory rules (PS101, PS102) emulate per kernel; what ran until then is measured
 MEMORY_RULES_MAX_STEPS = 10_000
 #: warps of the sampled CTA (0, 1, ...) whose accesses the memory rules measure
 MEMORY_RULES_SAMPLE_WARPS = 4
 #: requests of one instruction the memory rules keep per state space (the first ones executed)
 MEMORY_RULES_SAMPLE_REQUESTS = 64
+#: seconds the static interpreter may run (``--max-seconds``); threads not counted by then get frequencies
+STATIC_MAX_SECONDS = 1.5
 
 # ------------------------------------------------------------------------------------------ sizes
 #: instructions of an executed sequence kept in expanded form (the compact form is never cut)

@@ -104,15 +104,16 @@ def test_cta_independent_launch_scales_one_cta(counted):
     assert at_markers(counted, est, "nested_param_block")[4] == (100_000 * 3 * 210.0, True)
 
 
-def test_huge_cta_dependent_launch_is_sampled_and_flagged(counted):
+def test_huge_cta_dependent_launch_is_counted_exactly_by_classes_of_ctas(counted):
     est = estimate_counts(counted, "guard_parity", Launch((100_000, 1, 1), (32, 1, 1), 0, {"1": 70}))
-    assert "of 100000 CTAs" in est.method
-    assert not any(e for blocks in est.counts.exact.values() for e in blocks.values())
+    assert "classes" in est.method
+    assert at_markers(counted, est, "guard_parity") == {0: (70.0, True), 1: (24.0, True), 2: (46.0, True)}
+    assert est.exact
 
 
 def test_budget_exhaustion_falls_back_to_flagged_frequencies(counted):
     est = estimate_counts(counted, "nested_param_block", Launch((2, 1, 1), (20, 1, 1), 0, {"1": 3}), max_work=10)
-    assert "budget" in est.method
+    assert "budget" in est.method and "branch-probability" in est.method
     assert all(not e for e in est.counts.exact["nested_param_block"].values())
     assert est.counts.counts["nested_param_block"][0] == pytest.approx(40.0)
 

@@ -10,18 +10,21 @@ kernel that exhausts the budget falls back to branch-probability frequencies.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ptxstatic.analysis.deps import control_depends_on
 from ptxstatic.block_counts import BlockCounts
+from ptxstatic.counts.static.agree import CORNER
+from ptxstatic.counts.static.ctas import Affinity, cta_affinity, search
 from ptxstatic.counts.static.interp import Group, Interpreter, WorkLimit
 from ptxstatic.counts.static.markov import frequency_estimate
 from ptxstatic.counts.static.values import Rows, constant_bits, fake_base, maybe_null
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.launch import Buffer, Launch
-from ptxstatic.limits import STATIC_MAX_THREADS, STATIC_MAX_WORK, STATIC_SAMPLE_CTAS
+from ptxstatic.limits import STATIC_MAX_SECONDS, STATIC_MAX_THREADS, STATIC_MAX_WORK
 from ptxstatic.ptx.ast import Function, Module, VarDecl
 from ptxstatic.ptx.dtypes import U64, Unsupported
 
@@ -166,55 +169,105 @@ def _kernel(module: Module, name: str) -> Function:
                          + ", ".join(k.name for k in module.kernels))
 
 
-def _interpret(module: Module, kernel: Function, launch: Launch, ctas: np.ndarray, scale: float,
-               max_work: float, fast_forward: bool) -> Interpreter:
-    tags = symbol_tags(module, kernel)
-    params, notes = kernel_params(kernel, launch, tags)
-    interp = Interpreter(module, tags, max_work=max_work)
-    if fast_forward:
-        from ptxstatic.counts.static.loops import fast_forward as hook
+class _Session:
+    """One interpreter over a launch: runs sets of CTAs, adding their counts scaled, with flags."""
 
-        interp.on_header = hook
-    interp.notes += notes
-    plan = interp.plan(kernel.name)
-    per_chunk = max(1, CHUNK_THREADS // launch.threads_per_block)
-    with np.errstate(all="ignore"):
-        for start in range(0, len(ctas), per_chunk):
-            g = entry_group(launch, ctas[start:start + per_chunk])
-            g.rows.params = dict(params)
-            interp.run(plan, g)
-    if scale != 1.0:
-        for blocks in interp.counts.values():
-            for b in blocks:
-                blocks[b] *= scale
-    return interp
+    def __init__(self, module: Module, kernel: Function, launch: Launch, max_work: float, fast_forward: bool,
+                 max_seconds: float, watch: dict[str, frozenset[int]] | None = None) -> None:
+        tags = symbol_tags(module, kernel)
+        self.params, notes = kernel_params(kernel, launch, tags)
+        self.interp = Interpreter(module, tags, max_work=max_work, watch=watch or {},
+                                  deadline=time.monotonic() + max_seconds)
+        if fast_forward:
+            from ptxstatic.counts.static.loops import fast_forward as hook
+
+            self.interp.on_header = hook
+        self.interp.notes += notes
+        self.kernel, self.launch = kernel, launch
+        self.plan = self.interp.plan(kernel.name)
+        self.threads = 0.0  # threads counted so far
+
+    def run(self, ctas: np.ndarray, scale: float, check: bool = False, flag: str = "") -> None:
+        """Interpret the CTAs ``ctas`` (linear ids) and add their counts times ``scale``; with ``check`` the
+        CTAs are corners of a class and must agree (else :class:`Divergent`, and nothing is added). ``flag``:
+        why these counts are not exact (every block they reach is flagged with it)."""
+        interp, tpb = self.interp, self.launch.threads_per_block
+        saved = interp.counts
+        interp.counts = {fn: dict.fromkeys(blocks, 0.0) for fn, blocks in saved.items()}
+        per_chunk = max(1, CHUNK_THREADS // tpb)
+        try:
+            with np.errstate(all="ignore"):
+                for start in range(0, len(ctas), per_chunk):
+                    g = entry_group(self.launch, ctas[start:start + per_chunk])
+                    g.rows.params = dict(self.params)
+                    if check:
+                        g.rows.key = np.arange(g.n) // tpb * CORNER + np.tile(np.arange(tpb), g.n // tpb)
+                    interp.run(self.plan, g)
+        except BaseException:
+            for fn, blocks in interp.counts.items():
+                saved.setdefault(fn, dict.fromkeys(blocks, 0.0))
+            interp.counts = saved
+            raise
+        fresh, interp.counts = interp.counts, saved
+        for fn, blocks in fresh.items():
+            dst = saved.setdefault(fn, dict.fromkeys(blocks, 0.0))
+            for b, c in blocks.items():
+                dst[b] = dst.get(b, 0.0) + c * scale
+                if c and flag:
+                    interp.estimated(fn, b, flag)
+        self.threads += len(ctas) * tpb * scale
+
+
+def _linear(launch: Launch, coords: list[tuple[int, int, int]]) -> np.ndarray:
+    gx, gy, _ = launch.grid
+    return np.array([x + gx * (y + gy * z) for x, y, z in coords], dtype=np.int64)
+
+
+def _by_classes(session: _Session, aff: Affinity, launch: Launch) -> str:
+    """Counts of a launch whose control flow depends on the CTA index, by classes of CTAs; the method."""
+    n_cta, tpb = launch.blocks, launch.threads_per_block
+    if aff.reason is not None and n_cta * tpb <= STATIC_MAX_THREADS:
+        session.run(np.arange(n_cta, dtype=np.int64), 1.0)
+        return "all threads interpreted"
+    unproven = (f"control flow depends on the CTA index ({aff.reason}): CTAs between agreeing corner CTAs taken "
+                "to be alike" if aff.reason else "CTAs counted from the corner CTAs of their class without proof "
+                f"(more than {STATIC_MAX_THREADS} threads interpreted)")
+
+    def corners(cs: list[tuple[int, int, int]], scale: float, check: bool) -> None:
+        proven = len(cs) == 1 or (check and aff.reason is None)
+        session.run(_linear(launch, cs), scale, check, "" if proven else unproven)
+
+    found = search(launch.grid, corners, max(8, STATIC_MAX_THREADS // tpb))
+    method = f"CTAs in {found.boxes} classes, {found.runs} of {n_cta} CTAs interpreted"
+    if found.unproven:
+        method += f", {found.unproven} CTAs from unproven classes"
+    return method
 
 
 def estimate_counts(module: Module, kernel_name: str, launch: Launch, *, max_work: float = STATIC_MAX_WORK,
-                    fast_forward: bool = True) -> StaticEstimate:
-    """Block execution counts (summed over threads) of ``kernel_name`` and the functions it calls."""
+                    fast_forward: bool = True, max_seconds: float = STATIC_MAX_SECONDS) -> StaticEstimate:
+    """Block execution counts (summed over threads) of ``kernel_name`` and the functions it calls.
+
+    ``max_seconds`` bounds the interpretation; past it the threads not yet counted get branch-probability
+    frequencies and every block they reach is flagged."""
     kernel = _kernel(module, kernel_name)
-    n_cta = launch.blocks
-    tpb = launch.threads_per_block
-    per_cta = control_depends_on(module, kernel, ("%ctaid",))
-    sampled = False
-    if not per_cta:
-        ctas, scale, method = np.zeros(1, dtype=np.int64), float(n_cta), "one CTA interpreted, scaled by CTAs"
-    elif n_cta * tpb <= STATIC_MAX_THREADS:
-        ctas, scale, method = np.arange(n_cta, dtype=np.int64), 1.0, "all threads interpreted"
-    else:
-        ctas = np.unique(np.linspace(0, n_cta - 1, STATIC_SAMPLE_CTAS).round().astype(np.int64))
-        scale, method, sampled = n_cta / len(ctas), f"{len(ctas)} of {n_cta} CTAs interpreted, scaled", True
+    n_cta, tpb = launch.blocks, launch.threads_per_block
+    aff = cta_affinity(module, kernel) if control_depends_on(module, kernel, ("%ctaid",)) else None
+    session = _Session(module, kernel, launch, max_work, fast_forward, max_seconds, aff and aff.watch)
+    started = time.monotonic()
     try:
-        interp = _interpret(module, kernel, launch, ctas, scale, max_work, fast_forward)
-    except WorkLimit:
-        interp = Interpreter(module, symbol_tags(module, kernel))
-        frequency_estimate(interp, kernel.name, float(n_cta * tpb))
-        method = "interpretation budget exceeded: branch-probability frequencies"
-    if sampled:
-        for fn, blocks in interp.counts.items():
-            for b in blocks:
-                interp.estimated(fn, b, f"sampled {len(ctas)} of {n_cta} CTAs")
+        if aff is None:
+            session.run(np.zeros(1, dtype=np.int64), float(n_cta))
+            method = "one CTA interpreted, scaled by CTAs"
+        else:
+            method = _by_classes(session, aff, launch)
+    except WorkLimit as stop:
+        interp = session.interp
+        rest = float(n_cta * tpb) - session.threads
+        reason = f"{stop} after {time.monotonic() - started:.1f} s: branch-probability estimate"
+        frequency_estimate(interp, kernel.name, rest, reason)
+        method = f"{stop}: {rest:.0f} of {n_cta * tpb} threads from branch-probability frequencies"
+    interp = session.interp
     exact = {fn: {b: b not in interp.reasons.get(fn, {}) for b in blocks} for fn, blocks in interp.counts.items()}
     for fn, blocks in interp.counts.items():  # exact counts are sums of fragment weights that add up to whole threads
         for b, c in blocks.items():

@@ -16,6 +16,7 @@ Device functions are interpreted at each call; their blocks are counted per call
 from __future__ import annotations
 
 import heapq
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -26,7 +27,8 @@ import numpy as np
 from ptxstatic.analysis.cfg import BasicBlock, BlockGraph, build_cfg
 from ptxstatic.analysis.defuse import DefUse, def_use
 from ptxstatic.analysis.registers import is_special
-from ptxstatic.counts.static.values import MIXED, Bits, Rows, Step, compile_instruction
+from ptxstatic.counts.static.agree import watched
+from ptxstatic.counts.static.values import MIXED, Bits, Rows, Step, compile_instruction, compile_operands
 from ptxstatic.limits import STATIC_CALL_DEPTH, STATIC_MAX_STEPS, STATIC_MAX_WORK
 from ptxstatic.ptx.ast import BranchTargets, Function, InitList, Instruction, Label, Module, Reg, Sym, Tup, VarDecl
 
@@ -307,7 +309,15 @@ def _brx_labels(ins: Instruction, cfg: BlockGraph) -> list[str]:
     return []
 
 
-def make_plan(fn: Function, symbols: dict[str, int]) -> FunctionPlan:
+def _compile(ins: Instruction, symbols: dict[str, int], watch: bool) -> Op:
+    if ins.opcode.startswith("call"):
+        return _call_site(ins)
+    step = compile_instruction(ins, symbols)
+    return watched(step, compile_operands(ins, symbols)) if watch else step
+
+
+def make_plan(fn: Function, symbols: dict[str, int], watch: frozenset[int] = frozenset()) -> FunctionPlan:
+    """The plan of ``fn``; the comparisons at instruction indexes ``watch`` are checked across corner CTAs."""
     cfg = build_cfg(fn)
     label_block = {lab: b.id for b in cfg.blocks for lab in b.labels}
     ops: list[list[Op]] = []
@@ -315,8 +325,7 @@ def make_plan(fn: Function, symbols: dict[str, int]) -> FunctionPlan:
     for b in cfg.blocks:
         term = _terminator(b, label_block, cfg)
         body = b.instructions[:-1] if term.kind != "fall" else b.instructions
-        ops.append([_call_site(i) if i.opcode.startswith("call") else compile_instruction(i, symbols)
-                    for i in body])
+        ops.append([_compile(ins, symbols, b.start + j in watch) for j, ins in enumerate(body)])
         terms.append(term)
     return FunctionPlan(fn, cfg, ops, terms)
 
@@ -338,12 +347,15 @@ class Interpreter:
     work: float = 0.0
     steps: int = 0
     on_header: Callable[[Interpreter, FunctionPlan, Group, int], None] | None = None
+    watch: dict[str, frozenset[int]] = field(default_factory=dict)  # function -> comparisons checked by CTA
+    deadline: float | None = None  # time.monotonic() at which interpretation stops
     _plans: dict[str, FunctionPlan] = field(default_factory=dict)
 
     def plan(self, name: str) -> FunctionPlan:
         p = self._plans.get(name)
         if p is None:
-            p = self._plans[name] = make_plan(self.module.function(name), self.symbols)
+            p = self._plans[name] = make_plan(self.module.function(name), self.symbols,
+                                              self.watch.get(name, frozenset()))
             self.counts.setdefault(name, dict.fromkeys(range(len(p.cfg.blocks)), 0.0))
         return p
 
@@ -408,7 +420,9 @@ class Interpreter:
         self.steps += len(ops) + 1
         self.work += g.n * (len(ops) + 1)
         if self.work > self.max_work or self.steps > self.max_steps:
-            raise WorkLimit
+            raise WorkLimit("interpretation budget exceeded")
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise WorkLimit("time budget exceeded")
         for op in ops:
             if isinstance(op, CallSite):
                 g = self._call(plan, g, op, block, depth)
@@ -555,6 +569,11 @@ class Interpreter:
             self._call(plan, share, CallSite(site.instruction, name, "", site.args, site.rets), block, depth)
         self._returns_data(g, site)
         return g
+
+    @cached_property
+    def defined(self) -> set[str]:
+        """Names of the functions the module defines (with a body)."""
+        return {f.name for f in self.module.functions if f.body is not None}
 
     @cached_property
     def _address_taken(self) -> set[str]:

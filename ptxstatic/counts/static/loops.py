@@ -2,12 +2,16 @@
 
 A loop qualifies when every value its branches depend on is computed, inside the loop, only by operations
 that keep a value affine in the iteration number (add, sub, neg, mov, narrowing or widening cvt, and
-mul/mad/shl by a loop-invariant amount), and the loop calls nothing. The interpreter still runs the first
-iterations of a group. Once a group has taken the same path twice with the same per-iteration change of
-every such register, the comparisons that steer the loop are linear in the iteration ``k``; solving them
-gives the first iteration at which any branch changes direction (or a value would leave its type's range).
-The iterations before it are counted at once and the registers advanced; the interpreter resumes there.
-Exactness is kept: the skipped iterations provably follow the same path.
+mul/mad/shl by a loop-invariant amount), and the loop calls no function of the module (external ones such
+as ``vprintf`` only return data). Branches on data (a value loaded from memory, or computed from one) do
+not steer: the interpreter splits the group there by weight every iteration alike, and the fragments meet
+again before the next iteration. The interpreter still runs the first iterations of a group. Once a group
+has taken the same path twice (with the same weights) and the same per-iteration change of every such
+register, the comparisons that steer the loop are linear in the iteration ``k``; solving them gives the
+first iteration at which any branch changes direction (or a value would leave its type's range, or an
+``eq``/``ne`` difference would change sign). The iterations before it are counted at once and the
+registers advanced; the interpreter resumes there. Exactness is kept: the skipped iterations provably
+follow the same path.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ class LoopFacts:
     steering: frozenset[str]  # affine registers the loop's branches depend on
     widened: frozenset[str]  # affine registers derived through a widening conversion
     observed: frozenset[int]  # setps steering the loop, and widening operations among the steering values
+    data_branches: frozenset[int] = frozenset()  # blocks ending in a branch on data
 
 
 @dataclass
@@ -45,8 +50,8 @@ class Trace:
 
     header: int
     snapshots: list[dict[str, np.ndarray | None]] = field(default_factory=list)
-    paths: list[list[int]] = field(default_factory=list)
-    path: list[int] = field(default_factory=list)
+    paths: list[list[tuple[int, float]]] = field(default_factory=list)  # (block, weight that entered it)
+    path: list[tuple[int, float]] = field(default_factory=list)
 
 
 # ------------------------------------------------------------------------------------ static facts
@@ -70,19 +75,21 @@ def _is_widening(ins: Instruction) -> bool:
     return "wide" in info.other
 
 
-def loop_facts(plan: FunctionPlan, header: int) -> LoopFacts | None:
-    """Facts of the innermost loop at ``header``, or None when it cannot be fast-forwarded."""
+def loop_facts(plan: FunctionPlan, header: int, defined: set[str]) -> LoopFacts | None:
+    """Facts of the innermost loop at ``header``, or None when it cannot be fast-forwarded. ``defined``: the
+    functions the module defines (a call to any other one only returns data)."""
     if header not in plan.loop_facts:
-        plan.loop_facts[header] = _compute_facts(plan, header)
+        plan.loop_facts[header] = _compute_facts(plan, header, defined)
     return plan.loop_facts[header]  # type: ignore[return-value]
 
 
-def _compute_facts(plan: FunctionPlan, header: int) -> LoopFacts | None:
+def _compute_facts(plan: FunctionPlan, header: int, defined: set[str]) -> LoopFacts | None:
     cfg = plan.cfg
     loop = next((lp for lp in cfg.loops if lp.header == header), None)
     if loop is None or any(lp.header != header and lp.header in loop.body for lp in cfg.loops):
         return None
-    if any(isinstance(op, CallSite) for b in loop.body for op in plan.ops[b]):
+    if any(isinstance(op, CallSite) and (op.callee is None or op.callee in defined)
+           for b in loop.body for op in plan.ops[b]):
         return None
     if any(plan.terminators[b].kind in ("brx", "ret") for b in loop.body):
         return None
@@ -115,11 +122,14 @@ def _compute_facts(plan: FunctionPlan, header: int) -> LoopFacts | None:
                 widened.add(r)
                 changed = True
 
-    # the branches' predicates: predicate logic down to setps of affine values
+    # the branches' predicates: predicate logic down to setps of affine values (branches on data aside)
     observed: set[int] = set()
     steering: set[str] = set()
-    work = [(cfg.blocks[b].start + len(cfg.blocks[b]) - 1, plan.terminators[b].guard)
-            for b in loop.body if plan.terminators[b].kind == "cond"]
+    data = _DataValues(ins, du)
+    conds = [b for b in loop.body if plan.terminators[b].kind == "cond"]
+    ends = {b: cfg.blocks[b].start + len(cfg.blocks[b]) - 1 for b in conds}
+    data_branches = frozenset(b for b in conds if data.register(ends[b], plan.terminators[b].guard))
+    work = [(ends[b], plan.terminators[b].guard) for b in conds if b not in data_branches]
     seen: set[int] = set()
     while work:
         user, reg = work.pop()
@@ -152,7 +162,32 @@ def _compute_facts(plan: FunctionPlan, header: int) -> LoopFacts | None:
                     steering.add(u)
                     frontier.append(u)
     return LoopFacts(header, loop.body, frozenset(defs), frozenset(affine), frozenset(steering),
-                     frozenset(widened), frozenset(observed))
+                     frozenset(widened), frozenset(observed), data_branches)
+
+
+_DATA_SOURCES = frozenset({"ld", "ldu", "atom", "red", "shfl", "vote", "tex", "tld4", "suld"})
+
+
+class _DataValues:
+    """Which register values the interpreter always holds as data: loaded from memory (not the parameter
+    space) or computed from such a value by an unguarded instruction (data absorbs every operation)."""
+
+    def __init__(self, ins: list[Instruction], du) -> None:
+        self.ins, self.du, self.memo = ins, du, {}
+
+    def instruction(self, d: int) -> bool:
+        if d not in self.memo:
+            self.memo[d] = False  # a cycle is not proven data
+            i = self.ins[d]
+            info = i.info
+            if i.guard is None:
+                source = info.opcode in _DATA_SOURCES and info.space != "param"
+                self.memo[d] = source or any(self.register(d, r) for r in self.du.uses[d])
+        return self.memo[d]
+
+    def register(self, user: int, reg: str) -> bool:
+        defs = self.du.reaching.get((user, reg), ())
+        return bool(defs) and all(self.instruction(d) for d in defs)
 
 
 def _affine_def(i: Instruction, idx: int, invariant, affine: set[str]) -> bool:
@@ -181,23 +216,24 @@ def fast_forward(interp: Interpreter, plan: FunctionPlan, g: Group, block: int) 
     """Interpreter hook, called when a group is about to run a block inside a loop."""
     trace = g.trace if isinstance(g.trace, Trace) else None
     is_header = any(lp.header == block for lp in plan.cfg.loops)
-    facts = loop_facts(plan, block) if is_header else None
+    facts = loop_facts(plan, block, interp.defined) if is_header else None
+    weight = g.total_weight()
     if facts is None:
         if trace is not None and not is_header and block in plan.innermost_loop.get(trace.header, ()):
-            trace.path.append(block)
+            trace.path.append((block, weight))
         else:
             g.trace = None
         return
     snap = {r: g.rows.regs.get(r) for r in facts.defined}
     if trace is None or trace.header != block:
-        g.trace = Trace(block, [snap], [], [block])
+        g.trace = Trace(block, [snap], [], [(block, weight)])
         return
     trace.paths.append(trace.path)
-    trace.path = [block]
+    trace.path = [(block, weight)]
     trace.snapshots.append(snap)
     del trace.snapshots[:-3], trace.paths[:-2]
     if len(trace.snapshots) == 3 and trace.paths[0] == trace.paths[1] and _skip(interp, plan, g, facts, trace):
-        g.trace = Trace(block, [{r: g.rows.regs.get(r) for r in facts.defined}], [], [block])
+        g.trace = Trace(block, [{r: g.rows.regs.get(r) for r in facts.defined}], [], [(block, weight)])
 
 
 def _deltas(facts: LoopFacts, trace: Trace, types: dict[str, str]) -> dict[str, np.ndarray]:
@@ -239,7 +275,10 @@ def _skip(interp: Interpreter, plan: FunctionPlan, g: Group, facts: LoopFacts, t
         info = ins[i].info
         if info.opcode == "setp":
             d0 = v0[0] - v0[1]
-            k = np.minimum(k, _first_flip(info.cmp, d0, (v1[0] - v1[1]) - d0))
+            dd = (v1[0] - v1[1]) - d0
+            k = np.minimum(k, _first_flip(info.cmp, d0, dd))
+            if info.cmp in ("eq", "ne"):  # stop where a - b changes sign too (CTA classes compare signs)
+                k = np.minimum(k, np.minimum(_first_flip("lt", d0, dd), _first_flip("gt", d0, dd)))
         t = info.types[1] if info.opcode == "cvt" else info.dtype
         for a0, a1 in zip(v0, v1, strict=True):
             k = np.minimum(k, _first_overflow(a0, a1 - a0, t))
@@ -248,18 +287,25 @@ def _skip(interp: Interpreter, plan: FunctionPlan, g: Group, facts: LoopFacts, t
         return False
     _advance(g, facts, deltas, after_one, skip, types)
     counts = interp.counts[plan.function.name]
-    w = g.total_weight()
-    for b in path:
+    for b, w in path:
         counts[b] += skip * w
     return True
 
 
-def _run_path(plan: FunctionPlan, path: list[int], rows: Rows, facts: LoopFacts) -> dict[int, list] | None:
+def _run_path(plan: FunctionPlan, path: list[tuple[int, float]], rows: Rows, facts: LoopFacts
+              ) -> dict[int, list] | None:
     """Run one iteration along ``path`` on scratch rows: the typed operands of the observed instructions, or
-    None when a branch would leave the path or an operand is unknown."""
+    None when a branch would leave the path or an operand is unknown. Blocks that only a share of the weight
+    entered (under a branch on data) are not run: what they write is data once the fragments meet again."""
     ins = plan.function.instructions
     seen: dict[int, list] = {}
-    for pos, b in enumerate(path):
+    whole = path[0][1]
+    for b, w in path:
+        blk = plan.cfg.blocks[b]
+        if w != whole and any(i in facts.observed for i in range(blk.start, blk.start + len(blk))):
+            return None
+    spine = [b for b, w in path if w == whole]
+    for pos, b in enumerate(spine):
         blk = plan.cfg.blocks[b]
         for j, op in enumerate(plan.ops[b]):
             idx = blk.start + j
@@ -268,10 +314,16 @@ def _run_path(plan: FunctionPlan, path: list[int], rows: Rows, facts: LoopFacts)
                 if vals is None:
                     return None
                 seen[idx] = vals
-            op(rows)  # type: ignore[operator]
+            if isinstance(op, CallSite):  # an external function: what it returns is data
+                for key in [k for k in rows.params if k[0] in op.rets]:
+                    rows.params[key] = (None, rows.params[key][1], None, False)
+            else:
+                op(rows)
         term = plan.terminators[b]
-        expected = path[pos + 1] if pos + 1 < len(path) else path[0]
+        expected = spine[pos + 1] if pos + 1 < len(spine) else spine[0]
         succ = term.targets[0] if term.targets else None
+        if b in facts.data_branches:
+            continue
         if term.kind == "cond":
             p = rows.regs.get(term.guard)
             if p is None:

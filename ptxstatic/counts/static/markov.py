@@ -50,8 +50,9 @@ def block_frequencies(plan: FunctionPlan) -> np.ndarray:
         return np.linalg.lstsq(a, e, rcond=None)[0]
 
 
-def frequency_estimate(interp: Interpreter, kernel: str, threads: float) -> None:
-    """Fill ``interp.counts`` for ``kernel`` and the functions it calls from block frequencies."""
+def frequency_estimate(interp: Interpreter, kernel: str, threads: float, reason: str) -> None:
+    """Add to ``interp.counts`` of ``kernel`` and the functions it calls the block frequencies of ``threads``
+    threads; every block reached is flagged with ``reason``."""
     stack = [(kernel, float(threads), 0)]
     while stack:
         name, entries, depth = stack.pop()
@@ -60,7 +61,8 @@ def frequency_estimate(interp: Interpreter, kernel: str, threads: float) -> None
         counts = interp.counts[name]
         for b, f in enumerate(freq):
             counts[b] = counts.get(b, 0.0) + max(0.0, float(f))
-            interp.estimated(name, b, "interpretation budget exceeded: branch-probability estimate")
+            if f > 0:
+                interp.estimated(name, b, reason)
         if depth >= STATIC_CALL_DEPTH:
             continue
         for b, ops in enumerate(plan.ops):

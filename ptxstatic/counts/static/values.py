@@ -265,6 +265,25 @@ def _compile_setp(ins: Instruction, info: OpInfo, symbols: dict[str, int]) -> St
     return run
 
 
+Operands = Callable[[Rows], "tuple[np.ndarray, np.ndarray] | None"]
+
+
+def compile_operands(ins: Instruction, symbols: dict[str, int]) -> Operands:
+    """For a ``setp``/``set``: a closure giving its two compared operands as typed values (numpy arrays of the
+    type it compares in), or None where the comparison is on data (its result is data)."""
+    info = ins.info
+    t = info.types[-1] if info.opcode == "set" else info.dtype
+    a, b = _fetcher(ins.operands[1], t, symbols), _fetcher(ins.operands[2], t, symbols)
+
+    def operands(g: Rows) -> tuple[np.ndarray, np.ndarray] | None:
+        (ab, at, _), (bb, bt, _) = a(g), b(g)
+        if ab is None or bb is None or at != bt or at == MIXED:
+            return None
+        return from_raw(ab, t), from_raw(bb, t)
+
+    return operands
+
+
 def _null_test(cmp: str, ab: Bits, at: int | None, bb: Bits, bt: int | None) -> bool:
     """Whether a comparison is a null test of a pointer known to be non-null (a symbol or a buffer)."""
     if cmp not in ("eq", "ne"):

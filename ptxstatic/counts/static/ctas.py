@@ -1,0 +1,209 @@
+"""Classes of CTAs that take the same path: exact counts of any grid without interpreting every CTA.
+
+When a kernel's control flow depends on ``%ctaid`` only through values affine in it (``add``, ``sub``,
+``mov``, integer ``cvt``, and ``mul``/``mad``/``shl`` by values that do not depend on it), every comparison
+that steers a thread is, along one path, an affine function of the CTA coordinates. The set of CTAs on
+one side of such a comparison is then convex, so when the corner CTAs of a box of the grid take the same
+path for every thread (the same sign of ``a - b`` at every comparison that depends on the CTA index, which
+:mod:`ptxstatic.counts.static.agree` checks while they run together), every CTA inside the box takes that
+path too, and the box counts as its size times one corner. Boxes whose corners disagree are halved along
+their longest side; a grid with a partial last tile in each dimension ends up as a handful of boxes.
+
+:func:`cta_affinity` finds the comparisons to watch and, when the dependence is not affine, the
+instruction that makes it so (then agreeing corners do not prove the box alike, and counts are flagged).
+Values are taken not to wrap around their type between the corners of a box.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ptxstatic.analysis.cfg import build_cfg
+from ptxstatic.analysis.defuse import DefUse, def_use
+from ptxstatic.analysis.deps import dependent_instructions
+from ptxstatic.counts.static.agree import Divergent
+from ptxstatic.ptx.ast import Function, Instruction, Module, Reg, Sym
+from ptxstatic.ptx.dtypes import is_float, is_integer
+
+_AFFINE = frozenset({"add", "sub", "neg", "mov", "cvt", "cvta", "mul", "mad", "shl"})
+_DATA = frozenset({"ld", "ldu", "atom", "red", "shfl", "vote", "tex", "tld4", "suld", "match", "activemask"})
+_LOGIC = frozenset({"and", "or", "xor", "not", "mov"})
+
+Box = tuple[tuple[int, int], tuple[int, int], tuple[int, int]]  # inclusive (lo, hi) along x, y, z
+
+
+@dataclass
+class Affinity:
+    """Comparisons to watch per function, and why the CTA dependence is not affine (None: it is)."""
+
+    watch: dict[str, frozenset[int]] = field(default_factory=dict)
+    reason: str | None = None
+
+
+def _is_data(ins: Instruction) -> bool:
+    info = ins.info
+    return info.opcode in _DATA and info.space != "param"
+
+
+def _dependent_operands(ins: Instruction, i: int, dep: set[int], du: DefUse) -> list[int]:
+    """Positions (among the sources) of the operands whose value depends on the CTA index."""
+    out = []
+    for k, o in enumerate(ins.operands[1:]):
+        if isinstance(o, Reg) and (o.name.startswith("%ctaid")
+                                   or any(d in dep for d in du.reaching.get((i, o.name), ()))):
+            out.append(k)
+    return out
+
+
+def _affine(ins: Instruction, i: int, dep: set[int], du: DefUse) -> bool:
+    """Whether an instruction computes a value affine in its CTA-dependent operands."""
+    info = ins.info
+    if ins.guard is not None or info.opcode not in _AFFINE or not is_integer(info.dtype or "b64"):
+        return False
+    if info.opcode == "cvt" and not all(is_integer(t) for t in info.types):
+        return False
+    if info.opcode in ("mul", "mad") and "hi" in info.other:
+        return False
+    varying = _dependent_operands(ins, i, dep, du)
+    if info.opcode in ("mul", "mad"):
+        return len([k for k in varying if k < 2]) <= 1
+    return not (info.opcode == "shl" and 1 in varying)
+
+
+def _function_affinity(module: Module, fn: Function, defined: set[str]) -> tuple[frozenset[int], str | None]:
+    """Watched comparisons of one function and the first reason its CTA dependence is not affine."""
+    du = def_use(build_cfg(fn))
+    ins = fn.instructions
+    stops = {i for i, x in enumerate(ins) if _is_data(x)}
+    dep = dependent_instructions(fn, du, ("%ctaid",), stops=stops) - stops
+    watch, bad, reason = set(), set(), None
+    for i in sorted(dep):
+        x = ins[i]
+        op = x.info.opcode
+        if op in ("setp", "set"):
+            if is_float(x.info.dtype if op == "setp" else x.info.types[-1]):
+                bad.add(i)
+            watch.add(i)
+        elif op.startswith(("bra", "ret", "exit", "st")) and not op.startswith("st.param"):
+            continue
+        elif op.startswith(("brx", "call", "st.param")):
+            if op.startswith("st.param") and not any(_calls_defined(y, defined) for y in ins):
+                continue
+            reason = reason or f"{op} at line {x.line} depends on the CTA index"
+        elif x.info.dtype == "pred" and op in _LOGIC and x.guard is None:
+            continue
+        elif not _affine(x, i, dep, du):
+            bad.add(i)
+    chains = du.chains()
+    seen, work = set(bad), list(bad)
+    while work and reason is None:
+        i = work.pop()
+        if i in watch or ins[i].opcode.startswith(("bra", "brx", "call", "st.param")):
+            origin = min(bad)
+            reason = f"{ins[origin].opcode} at line {ins[origin].line} is not affine in the CTA index"
+        for u in chains.get(i, ()):
+            if u not in seen and u not in stops:
+                seen.add(u)
+                work.append(u)
+    return frozenset(watch), reason
+
+
+def _calls_defined(ins: Instruction, defined: set[str]) -> bool:
+    return ins.opcode.startswith("call") and any(isinstance(o, Sym) and o.name in defined for o in ins.operands)
+
+
+def cta_affinity(module: Module, kernel: Function) -> Affinity:
+    """The comparisons depending on ``%ctaid`` in the kernel and the functions it calls, and whether that
+    dependence is affine."""
+    defined = {f.name: f for f in module.functions if f.body is not None}
+    out = Affinity()
+    todo, seen = [kernel], set()
+    while todo:
+        fn = todo.pop()
+        if fn.name in seen:
+            continue
+        seen.add(fn.name)
+        watch, reason = _function_affinity(module, fn, set(defined))
+        out.watch[fn.name] = watch
+        out.reason = out.reason or reason
+        todo += [defined[o.name] for x in fn.instructions if x.opcode.startswith("call")
+                 for o in x.operands if isinstance(o, Sym) and o.name in defined]
+    return out
+
+
+# ----------------------------------------------------------------------------------------- search
+
+
+def corners(box: Box) -> list[tuple[int, int, int]]:
+    """The distinct corner coordinates of a box."""
+    (x0, x1), (y0, y1), (z0, z1) = box
+    return sorted({(x, y, z) for x in (x0, x1) for y in (y0, y1) for z in (z0, z1)})
+
+
+def size(box: Box) -> int:
+    return int(np.prod([hi - lo + 1 for lo, hi in box]))
+
+
+def cut(box: Box, axis: int, at: int) -> tuple[Box, Box]:
+    """The box cut across ``axis`` after coordinate ``at``."""
+    lo, hi = box[axis]
+    first, second = list(box), list(box)
+    first[axis], second[axis] = (lo, at), (at + 1, hi)
+    return tuple(first), tuple(second)  # type: ignore[return-value]
+
+
+def split(box: Box, cs: list[tuple[int, int, int]], differences: dict[int, float]) -> tuple[Box, Box]:
+    """Two boxes covering ``box``, cut where a disagreeing comparison changes sign: ``a - b`` is affine in
+    the CTA coordinates, so between two corners that differ along one axis it crosses zero where linear
+    interpolation of its corner values says (the middle of the longest side when no such pair exists)."""
+    for i, j in ((i, j) for i in differences for j in differences if i < j):
+        p, q = cs[i], cs[j]
+        axes = [a for a in range(3) if p[a] != q[a]]
+        di, dj = differences[i], differences[j]
+        if len(axes) == 1 and np.sign(di) != np.sign(dj):
+            a = axes[0]
+            lo, hi = box[a]
+            t = p[a] + (q[a] - p[a]) * di / (di - dj)
+            return cut(box, a, min(max(int(np.floor(t)), lo), hi - 1))
+    axis = max(range(3), key=lambda a: box[a][1] - box[a][0])
+    return cut(box, axis, (box[axis][0] + box[axis][1]) // 2)
+
+
+@dataclass
+class Search:
+    """Outcome of :func:`search`: boxes proven alike, boxes counted from their corners without proof."""
+
+    proven: int = 0  # CTAs in boxes whose corners agreed (or single CTAs)
+    unproven: int = 0  # CTAs counted from corners that disagreed once the CTA budget was spent
+    runs: int = 0  # corner CTAs interpreted
+    boxes: int = 0
+
+
+def search(grid: tuple[int, int, int], run: Callable[[list[tuple[int, int, int]], float, bool], None],
+           max_ctas: int) -> Search:
+    """Count every CTA of ``grid`` by classes: ``run(ctas, scale, check)`` interprets the corner CTAs
+    together, adds their counts times ``scale`` and, with ``check``, raises :class:`Divergent` (adding
+    nothing) when they disagree. After ``max_ctas`` corner CTAs, boxes are counted from their corners."""
+    out = Search()
+    stack: list[Box] = [tuple((0, n - 1) for n in grid)]  # type: ignore[list-item]
+    while stack:
+        box = stack.pop()
+        cs = corners(box)
+        n = size(box)
+        checked = len(cs) > 1 and out.runs + len(cs) <= max_ctas
+        try:
+            run(cs, n / len(cs), checked)
+        except Divergent as diverged:
+            out.runs += len(cs)
+            stack += split(box, cs, diverged.differences)
+            continue
+        out.runs += len(cs)
+        out.boxes += 1
+        if checked or len(cs) == 1:
+            out.proven += n
+        else:
+            out.unproven += n
+    return out
