@@ -20,6 +20,7 @@ the roofline estimate, which says so).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ptxstatic.block_counts import BlockCounts
 from ptxstatic.decisions.clocks import ScalingTable, min_energy, pareto_set
@@ -28,11 +29,15 @@ from ptxstatic.features.intensity import DEFAULT_TRIPS, loop_weighted_runs
 from ptxstatic.features.throughput import GPU_FIGURES, GpuFigures, known_figures
 from ptxstatic.features.work import launch_work
 from ptxstatic.launch import Launch
+from ptxstatic.limits import STATIC_MAX_SECONDS
 from ptxstatic.models.calibration import DvfsPrediction
 from ptxstatic.models.physical import QUANTITIES
 from ptxstatic.models.registry import DEFAULT_DVFS, LoadedModel, not_shipped, prediction_model
 from ptxstatic.models.roofline import roofline_time
 from ptxstatic.ptx.ast import Function, Module
+
+if TYPE_CHECKING:
+    from ptxstatic.counts.static.estimate import StaticEstimate
 
 #: the GPU whose shipped models are used when none is named
 DEFAULT_GPU = "gtxtitanx"
@@ -63,7 +68,8 @@ def load_models(gpu: str | None = None, model_path: str | None = None) -> Models
     return Models(dvfs, name, figures)
 
 
-def executed(module: Module, kernel: Function, launch: Launch | None) -> tuple[list, list[str], BlockCounts | None]:
+def executed(module: Module, kernel: Function, launch: Launch | None, max_seconds: float = STATIC_MAX_SECONDS
+             ) -> tuple[list, list[str], StaticEstimate | None]:
     """The kernel's executed sequence (with a launch: loops repeated by static block counts, and the counts),
     or its program order with each instruction weighted by the assumed trip count to the power of its
     loop depth (without), and notes on how it was obtained."""
@@ -74,21 +80,26 @@ def executed(module: Module, kernel: Function, launch: Launch | None) -> tuple[l
     from ptxstatic.analysis.executed import executed_sequence
     from ptxstatic.counts.static.estimate import estimate_counts
 
-    est = estimate_counts(module, kernel.name, launch)
+    est = estimate_counts(module, kernel.name, launch, max_seconds=max_seconds)
     seq = executed_sequence(module, kernel.name, est.counts.counts)
     notes = [f"executed sequence from static block counts ({est.method})"]
-    if not est.exact:
-        notes.append("some block counts are estimates")
-    return seq.compact, notes, est.counts
+    summary = est.summary()
+    if not summary["exact"]:
+        why = summary["reasons"]
+        more = f"; and {len(why) - 3} more" if len(why) > 3 else ""
+        notes.append(f"block counts are not exact (exact: false): {summary['estimated']} of {summary['blocks']} "
+                     "blocks estimated: " + "; ".join(why[:3]) + more)
+    return seq.compact, notes, est
 
 
 def predict_kernel(module: Module, kernel: str | Function, models: Models, launch: Launch | None = None, *,
-                   max_slowdown: float | None = None) -> dict:
+                   max_slowdown: float | None = None, max_seconds: float = STATIC_MAX_SECONDS) -> dict:
     """The prediction for one kernel of ``module`` (a dict, see :func:`prediction`). ``max_slowdown``: only
     configurations at most this fraction slower than F_max are candidates for the minimum-energy choice and
     the Pareto set."""
     fn = kernel if isinstance(kernel, Function) else _kernel(module, kernel)
-    seq, notes, counts = executed(module, fn, launch)
+    seq, notes, est = executed(module, fn, launch, max_seconds)
+    counts = est.counts if est is not None else None
     table, detail, dvfs = None, None, models.dvfs
     if dvfs is not None:
         detail = dvfs.details([seq])[0]
@@ -99,19 +110,22 @@ def predict_kernel(module: Module, kernel: str | Function, models: Models, launc
             notes.append(f"the {dvfs.name} model is not physically constrained: time rises with a clock between "
                          f"{rising} pairs of configurations")
     absolute = _absolute(models, module, counts, table, notes)
-    return prediction(fn.name, module.filename, models.gpu, _describe(dvfs), table, max_slowdown, detail, absolute,
-                      notes)
+    out = prediction(fn.name, module.filename, models.gpu, _describe(dvfs), table, max_slowdown, detail, absolute,
+                     notes)
+    out["block_counts"] = est.summary() if est is not None else None
+    return out
 
 
 def predict_module(module: Module, models: Models, launch: Launch | None = None, *, kernel: str | None = None,
-                   max_slowdown: float | None = None) -> list[dict]:
+                   max_slowdown: float | None = None, max_seconds: float = STATIC_MAX_SECONDS) -> list[dict]:
     """:func:`predict_kernel` for every kernel of ``module`` (or only ``kernel``)."""
     kernels = [k for k in module.kernels if kernel is None or k.name == kernel]
     if not kernels:
         names = ", ".join(k.name for k in module.kernels) or "none"
         raise PtxstaticError(f"{module.filename}: no kernel {kernel!r} (kernels: {names})" if kernel
                              else f"{module.filename}: no kernels")
-    return [predict_kernel(module, fn, models, launch, max_slowdown=max_slowdown) for fn in kernels]
+    return [predict_kernel(module, fn, models, launch, max_slowdown=max_slowdown, max_seconds=max_seconds)
+            for fn in kernels]
 
 
 def _kernel(module: Module, name: str) -> Function:

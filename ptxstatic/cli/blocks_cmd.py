@@ -16,20 +16,23 @@ from ptxstatic.launch import Launch
 @options.launch_options(required=True)
 @options.output_format("text", "json")
 @click.option("-o", "--output", metavar="COUNTS.json", help="Also write the counts as BlockCounts JSON.")
+@options.max_seconds
 @options.nvcc_flags
-def blocks(source: str, kernel: str, launch: Launch, fmt: str, output: str | None, nvcc_flags: str) -> None:
+def blocks(source: str, kernel: str, launch: Launch, fmt: str, output: str | None, max_seconds: float,
+           nvcc_flags: str) -> None:
     """Estimate how often each basic block of KERNEL in FILE (.ptx or .cu) runs in one launch.
 
     Control flow is interpreted over every thread of the launch; counts are exact where it depends only on
-    the launch configuration and scalar arguments, and flagged as estimates (with the reason) where it
-    depends on data. See docs/static_counts.md.
+    the launch configuration and scalar arguments (CTAs counted by classes that provably take the same path),
+    and flagged as estimates (with the reason) where it depends on data or the interpretation ran out of time
+    (--max-seconds). See docs/static_counts.md.
     """
     from ptxstatic.cli.inputs import load
     from ptxstatic.counts.static.estimate import estimate_counts
     from ptxstatic.report.blocks_text import estimate_text
 
     module = load(source, nvcc_flags, recover=False)
-    est = estimate_counts(module, kernel, launch)
+    est = estimate_counts(module, kernel, launch, max_seconds=max_seconds)
     if output:
         est.counts.save(output)
     click.echo(json.dumps(est.to_dict(), indent=1) if fmt == "json" else estimate_text(module, est))

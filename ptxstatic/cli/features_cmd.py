@@ -19,9 +19,10 @@ from ptxstatic.launch import Launch
 @options.launch_options(required=True)
 @click.option("--gpu", "gpu_name", metavar="NAME", help="GPU for occupancy and waves: titanx, t4, a100, h100, ...")
 @options.output_format("text", "json")
+@options.max_seconds
 @options.nvcc_flags
 def features(source: str, kernel: str, counts_file: str | None, launch: Launch, gpu_name: str | None, fmt: str,
-             nvcc_flags: str) -> None:
+             max_seconds: float, nvcc_flags: str) -> None:
     """Portable features of KERNEL in FILE (.ptx or .cu): GPU Mangrove's twelve and richer ones.
 
     Registers and spills come from ptxas -v for the GPU's architecture (--gpu, else the PTX's target); where
@@ -39,7 +40,8 @@ def features(source: str, kernel: str, counts_file: str | None, launch: Launch, 
     from ptxstatic.toolchain.ptxas import target_arch
 
     module = load(source, nvcc_flags, recover=False)
-    counts = BlockCounts.load(counts_file) if counts_file else estimate_counts(module, kernel, launch).counts
+    counts = (BlockCounts.load(counts_file) if counts_file
+              else estimate_counts(module, kernel, launch, max_seconds=max_seconds).counts)
     target = gpu_spec(gpu_name) if gpu_name else None
     stats = None
     try:

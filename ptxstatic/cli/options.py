@@ -88,3 +88,13 @@ def resolve_launch(grid: str | None, block: str | None, shared_bytes: int | None
         launch.shared_bytes = shared_bytes
     launch.args.update(dict(parse_arg(p) for p in params))
     return launch
+
+
+def max_seconds(command: Callable) -> Callable:
+    """``--max-seconds S``: how long the static block-count interpreter may run (docs/static_counts.md)."""
+    from ptxstatic.limits import STATIC_MAX_SECONDS
+
+    return click.option("--max-seconds", type=click.FloatRange(min=0.0, min_open=True), default=STATIC_MAX_SECONDS,
+                        show_default=True, metavar="S",
+                        help="Stop interpreting block counts after S seconds; threads not counted by then get "
+                             "branch-probability estimates, flagged.")(command)

@@ -23,9 +23,10 @@ from ptxstatic.launch import Launch
 @click.option("--max-slowdown", metavar="PCT",
               help="Only consider configurations at most this much slower than F_max (e.g. 5%).")
 @options.output_format("text", "json")
+@options.max_seconds
 @options.nvcc_flags
 def predict(file: str, gpu: str | None, model_path: str | None, kernel: str | None, launch: Launch | None,
-            max_slowdown: str | None, fmt: str, nvcc_flags: str) -> None:
+            max_slowdown: str | None, fmt: str, max_seconds: float, nvcc_flags: str) -> None:
     """Predict how each kernel of FILE scales with the GPU's memory and core clocks (by default the physical
     DVFS model), with intervals and an out-of-distribution report, and which clocks use least energy.
 
@@ -41,7 +42,7 @@ def predict(file: str, gpu: str | None, model_path: str | None, kernel: str | No
     models = load_models(gpu, model_path)
     slowdown = parse_fraction(max_slowdown) if max_slowdown is not None else None
     module = load(file, nvcc_flags, recover=False)
-    results = predict_module(module, models, launch, kernel=kernel, max_slowdown=slowdown)
+    results = predict_module(module, models, launch, kernel=kernel, max_slowdown=slowdown, max_seconds=max_seconds)
     if fmt == "json":
         click.echo(json.dumps(results if len(results) > 1 else results[0], indent=1))
     else:

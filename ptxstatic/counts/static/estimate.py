@@ -61,9 +61,17 @@ class StaticEstimate:
             out.append(FunctionReport(fn, len(blocks), len(blocks) - len(why), len(why), dict(sorted(why.items()))))
         return out
 
+    def summary(self) -> dict:
+        """Whether every count is exact, how the counts were obtained, how many blocks are estimated and the
+        distinct reasons why."""
+        reports = self.functions()
+        return {"exact": self.exact, "method": self.method, "blocks": sum(r.blocks for r in reports),
+                "estimated": sum(r.estimated for r in reports),
+                "reasons": sorted({r for fn in self.reasons.values() for r in fn.values()})}
+
     def to_dict(self) -> dict:
         return {
-            **self.counts.to_dict(), "method": self.method,
+            **self.counts.to_dict(), "method": self.method, "all_exact": self.exact,
             "reasons": {f: {str(b): r for b, r in sorted(rs.items())} for f, rs in self.reasons.items() if rs},
             "summary": [{"function": r.name, "blocks": r.blocks, "exact": r.exact, "estimated": r.estimated}
                         for r in self.functions()],
