@@ -24,7 +24,7 @@ from ptxstatic.counts.static.markov import frequency_estimate
 from ptxstatic.counts.static.values import Rows, constant_bits, fake_base, maybe_null
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.launch import Buffer, Launch
-from ptxstatic.limits import STATIC_MAX_SECONDS, STATIC_MAX_THREADS, STATIC_MAX_WORK
+from ptxstatic.limits import STATIC_CLASS_CTAS, STATIC_MAX_SECONDS, STATIC_MAX_THREADS, STATIC_MAX_WORK
 from ptxstatic.ptx.ast import Function, Module, VarDecl
 from ptxstatic.ptx.dtypes import U64, Unsupported
 
@@ -239,13 +239,13 @@ def _by_classes(session: _Session, aff: Affinity, launch: Launch) -> str:
         return "all threads interpreted"
     unproven = (f"control flow depends on the CTA index ({aff.reason}): CTAs between agreeing corner CTAs taken "
                 "to be alike" if aff.reason else "CTAs counted from the corner CTAs of their class without proof "
-                f"(more than {STATIC_MAX_THREADS} threads interpreted)")
+                f"(more than {STATIC_CLASS_CTAS} corner CTAs interpreted)")
 
     def corners(cs: list[tuple[int, int, int]], scale: float, check: bool) -> None:
         proven = len(cs) == 1 or (check and aff.reason is None)
         session.run(_linear(launch, cs), scale, check, "" if proven else unproven)
 
-    found = search(launch.grid, corners, max(8, STATIC_MAX_THREADS // tpb))
+    found = search(launch.grid, corners, min(STATIC_CLASS_CTAS, max(8, STATIC_MAX_THREADS // tpb)))
     method = f"CTAs in {found.boxes} classes, {found.runs} of {n_cta} CTAs interpreted"
     if found.unproven:
         method += f", {found.unproven} CTAs from unproven classes"
