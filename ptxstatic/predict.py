@@ -69,10 +69,17 @@ def load_models(gpu: str | None = None, model_path: str | None = None) -> Models
 
 
 def executed(module: Module, kernel: Function, launch: Launch | None, max_seconds: float = STATIC_MAX_SECONDS
-             ) -> tuple[list, list[str], StaticEstimate | None]:
+             ) -> tuple[list, list[str], BlockCounts | None]:
     """The kernel's executed sequence (with a launch: loops repeated by static block counts, and the counts),
     or its program order with each instruction weighted by the assumed trip count to the power of its
     loop depth (without), and notes on how it was obtained."""
+    seq, notes, est = executed_estimate(module, kernel, launch, max_seconds)
+    return seq, notes, est.counts if est is not None else None
+
+
+def executed_estimate(module: Module, kernel: Function, launch: Launch | None,
+                      max_seconds: float = STATIC_MAX_SECONDS) -> tuple[list, list[str], StaticEstimate | None]:
+    """:func:`executed` with the whole static estimate (whether its counts are exact, and why not)."""
     if launch is None:
         note = (f"no --launch: program order, each instruction weighted by {DEFAULT_TRIPS:g}^(loop depth) since the "
                 "trip counts are unknown")
@@ -98,7 +105,7 @@ def predict_kernel(module: Module, kernel: str | Function, models: Models, launc
     configurations at most this fraction slower than F_max are candidates for the minimum-energy choice and
     the Pareto set."""
     fn = kernel if isinstance(kernel, Function) else _kernel(module, kernel)
-    seq, notes, est = executed(module, fn, launch, max_seconds)
+    seq, notes, est = executed_estimate(module, fn, launch, max_seconds)
     counts = est.counts if est is not None else None
     table, detail, dvfs = None, None, models.dvfs
     if dvfs is not None:
