@@ -1,7 +1,8 @@
 """Classes of CTAs that take the same path: exact counts of any grid without interpreting every CTA.
 
 When a kernel's control flow depends on ``%ctaid`` only through values affine in it (``add``, ``sub``,
-``mov``, integer ``cvt``, and ``mul``/``mad``/``shl`` by values that do not depend on it), every comparison
+``mov``, integer ``cvt``, ``mul``/``mad``/``shl`` by values that do not depend on it, and ``selp`` or guards on
+predicates, which are the same throughout a class since their comparisons are watched), every comparison
 that steers a thread is, along one path, an affine function of the CTA coordinates. The set of CTAs on
 one side of such a comparison is then convex, so when the corner CTAs of a box of the grid take the same
 path for every thread (the same sign of ``a - b`` at every comparison that depends on the CTA index, which
@@ -28,7 +29,7 @@ from ptxstatic.counts.static.agree import Divergent
 from ptxstatic.ptx.ast import Function, Instruction, Module, Reg, Sym
 from ptxstatic.ptx.dtypes import is_float, is_integer
 
-_AFFINE = frozenset({"add", "sub", "neg", "mov", "cvt", "cvta", "mul", "mad", "shl"})
+_AFFINE = frozenset({"add", "sub", "neg", "mov", "cvt", "cvta", "mul", "mad", "shl", "selp"})
 _DATA = frozenset({"ld", "ldu", "atom", "red", "shfl", "vote", "tex", "tld4", "suld", "match", "activemask"})
 _LOGIC = frozenset({"and", "or", "xor", "not", "mov"})
 
@@ -59,9 +60,11 @@ def _dependent_operands(ins: Instruction, i: int, dep: set[int], du: DefUse) -> 
 
 
 def _affine(ins: Instruction, i: int, dep: set[int], du: DefUse) -> bool:
-    """Whether an instruction computes a value affine in its CTA-dependent operands."""
+    """Whether an instruction computes a value affine in its CTA-dependent operands, given that every
+    predicate that depends on the CTA index is the same throughout a class (its comparisons are watched):
+    a guard or a ``selp`` then picks the same operand for every CTA of the class."""
     info = ins.info
-    if ins.guard is not None or info.opcode not in _AFFINE or not is_integer(info.dtype or "b64"):
+    if info.opcode not in _AFFINE or not is_integer(info.dtype or "b64"):
         return False
     if info.opcode == "cvt" and not all(is_integer(t) for t in info.types):
         return False
@@ -90,8 +93,8 @@ def _function_affinity(module: Module, fn: Function, defined: set[str]) -> tuple
         elif op.startswith(("bra", "ret", "exit", "st")) and not op.startswith("st.param"):
             continue
         elif op.startswith(("brx", "call", "st.param")):
-            if op.startswith("st.param") and not any(_calls_defined(y, defined) for y in ins):
-                continue
+            if op.startswith("st.param") and fn.kind != "func" and not any(_calls_defined(y, defined) for y in ins):
+                continue  # arguments of external calls (vprintf) only
             reason = reason or f"{op} at line {x.line} depends on the CTA index"
         elif x.info.dtype == "pred" and op in _LOGIC and x.guard is None:
             continue
