@@ -57,6 +57,8 @@ HOOK_KEPT_PTX_FILES = 256
 NVCC_TIMEOUT_S = 600.0
 #: seconds ``ptxas`` may take to assemble one module
 PTXAS_TIMEOUT_S = 600.0
+#: seconds graphviz ``dot`` may take to lay out one basic-block graph
+DOT_TIMEOUT_S = 60.0
 #: seconds a tool may take to answer ``--version``
 TOOL_QUERY_TIMEOUT_S = 60.0
 #: seconds one device call (a launch, a timed loop) may take before the kernel is taken to hang

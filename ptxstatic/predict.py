@@ -100,12 +100,15 @@ def executed_estimate(module: Module, kernel: Function, launch: Launch | None,
 
 
 def predict_kernel(module: Module, kernel: str | Function, models: Models, launch: Launch | None = None, *,
-                   max_slowdown: float | None = None, max_seconds: float = STATIC_MAX_SECONDS) -> dict:
+                   max_slowdown: float | None = None, max_seconds: float = STATIC_MAX_SECONDS,
+                   estimate: tuple[list, list[str], StaticEstimate | None] | None = None) -> dict:
     """The prediction for one kernel of ``module`` (a dict, see :func:`prediction`). ``max_slowdown``: only
     configurations at most this fraction slower than F_max are candidates for the minimum-energy choice and
-    the Pareto set."""
+    the Pareto set. ``estimate``: what :func:`executed_estimate` gave for this kernel and launch, where the
+    caller has it."""
     fn = kernel if isinstance(kernel, Function) else _kernel(module, kernel)
-    seq, notes, est = executed_estimate(module, fn, launch, max_seconds)
+    seq, notes, est = estimate if estimate is not None else executed_estimate(module, fn, launch, max_seconds)
+    notes = list(notes)
     counts = est.counts if est is not None else None
     table, detail, dvfs = None, None, models.dvfs
     if dvfs is not None:

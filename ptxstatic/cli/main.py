@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "rules": "ptxstatic.cli.rules_cmd:rules",
     "rule": "ptxstatic.cli.rules_cmd:rule",
     "lsp": "ptxstatic.cli.lsp_cmd:lsp",
+    "report": "ptxstatic.cli.report_cmd:report",
 }
 
 

@@ -86,6 +86,7 @@ class GpuFigures:
     max_core_mhz: int  # the highest core clock the board's clock table offers
     l2_bytes: int
     sources: tuple[str, ...]
+    default_clocks: tuple[int, int] | None = None  # (memory, core) MHz the board runs at unless told otherwise
 
     @property
     def gpu(self) -> GpuSpec:
@@ -125,7 +126,9 @@ GPU_FIGURES: dict[str, GpuFigures] = {g.name: g for g in (
             "NVIDIA GeForce GTX 980 whitepaper (GM204 SMM: 128 cores, 32 SFU, 32 LD/ST per SM; GM200 has 24 SMs, "
             "3 MB L2)",
             "the measured clock table (nvidia-smi): memory 3505 MHz = 7010 MT/s, core up to 1164 MHz",
+            "the measured clock table's default application clocks: memory 3505 MHz, core 975 MHz",
         ),
+        default_clocks=(3505, 975),
     ),
     GpuFigures(
         "a100", "NVIDIA A100 SXM4 40 GB (HBM2)", "a100", memory_bus_bits=5120, transfers_per_memory_clock=2,
