@@ -1,4 +1,5 @@
-"""The wheel carries the grammar and the instrumentation templates, and works outside the source tree."""
+"""The wheel carries the grammar, the instrumentation templates and the report's page template, and works outside
+the source tree."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ def test_wheel_is_self_contained(tmp_path: Path):
     assert any(n.startswith("ptxstatic/_instrumentation/") for n in names)
     assert "ptxstatic/rules/docs/PS201.md" in names
     assert "ptxstatic/report/schemas/check.schema.json" in names
+    assert "ptxstatic/report/templates/report.html.j2" in names
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
     assert "ptxstatic-nvcc = ptxstatic.hook.main:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
     site = tmp_path / "site"
@@ -39,6 +41,9 @@ def test_wheel_is_self_contained(tmp_path: Path):
         "assert get_rule('PS201').doc.startswith('# PS201')\n"
         "from ptxstatic.report.schemas import json_schema\n"
         "assert json_schema('check')['properties']['command']['const'] == 'check'\n"
+        "import jinja2\n"
+        "page = jinja2.Environment(loader=jinja2.PackageLoader('ptxstatic.report', 'templates'))\n"
+        f"assert page.get_template('report.html.j2').filename.startswith({str(site)!r})\n"
     )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
                          env={"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin", "PTXSTATIC_NO_CACHE": "1"})

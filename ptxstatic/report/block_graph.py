@@ -22,7 +22,7 @@ from ptxstatic.toolchain.graphviz import dot_svg, have_dot
 COLOUR_MAP = "YlOrRd"
 LOOP_COLOUR = "#1f77b4"
 BACK_EDGE_COLOUR = "#d62728"
-#: block id -> the page anchor of its first source line, or None
+#: a block -> the page anchor of its first source line, or None
 Links = Callable[[BlockInfo], str | None]
 
 
@@ -146,8 +146,9 @@ def _networkx_svg(kernel: KernelReport, links: Links, salt: str) -> str:
 
     graph = kernel.graph
     layers = _layers(kernel)
-    nx.set_node_attributes(graph.graph, layers, "layer")
-    pos = nx.multipartite_layout(graph.graph, subset_key="layer", align="horizontal", scale=1.0)
+    layered = graph.graph.copy()
+    nx.set_node_attributes(layered, layers, "layer")
+    pos = nx.multipartite_layout(layered, subset_key="layer", align="horizontal", scale=1.0)
     pos = {n: (x, -y) for n, (x, y) in pos.items()}
     colours = count_colours(kernel.blocks)
     headers = {lp.header: lp for lp in graph.loops}

@@ -17,6 +17,7 @@ from ptxstatic.errors import PtxstaticError
 from ptxstatic.features.intensity import DEFAULT_TRIPS
 from ptxstatic.findings import Finding
 from ptxstatic.launch import Launch
+from ptxstatic.lint.compile_db import CompileDatabase, find_database, load_database
 from ptxstatic.lint.document import DocumentResult, Problem, analyse_document, kind_of
 from ptxstatic.predict import Models, executed_estimate, predict_kernel
 from ptxstatic.ptx.ast import Function, Module, SourceLoc
@@ -91,11 +92,10 @@ def file_report(path: str, config: Config, models: Models, launch: Launch | None
                       figures.default_clocks if figures is not None else None, launch)
 
 
-def _database(path: str, config: Config):
+def _database(path: str, config: Config) -> CompileDatabase | None:
+    """The build's ``compile_commands.json`` for a CUDA file, where there is one."""
     if kind_of(path) != "cu":
         return None
-    from ptxstatic.lint.compile_db import find_database, load_database
-
     found = find_database(path, config.build_path)
     return load_database(found) if found is not None else None
 
