@@ -4,30 +4,15 @@ once with the shipped default model and shared by the report tests."""
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
-from helpers import DATA, ROOT
+from helpers import ROOT
+from report_helpers import KERNELS_PTX, LAUNCH, Built
 
 from ptxstatic.config import Config
-from ptxstatic.launch import Launch
 from ptxstatic.predict import Models, load_models
-from ptxstatic.report.file_report import FileReport, file_report
+from ptxstatic.report.file_report import file_report
 from ptxstatic.report.html_page import write_report
-
-REPORT_DATA = DATA / "report"
-KERNELS_PTX = REPORT_DATA / "kernels.ptx"
-KERNELS_CU = REPORT_DATA / "kernels.cu"
-#: the launch the report tests use: 2 x 2 CTAs of 16 x 16 threads
-LAUNCH = Launch((2, 2, 1), (16, 16, 1))
-
-
-@dataclass
-class Built:
-    report: FileReport
-    page: Path
-    html: str
 
 
 @pytest.fixture(scope="session")

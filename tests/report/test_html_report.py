@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 from check_helpers import env
-from conftest import KERNELS_CU, KERNELS_PTX, LAUNCH, Built
 from helpers import ROOT, needs_nvcc
+from report_helpers import KERNELS_CU, KERNELS_PTX, LAUNCH, Built
 
 from ptxstatic.counts.static.estimate import estimate_counts
 from ptxstatic.predict import predict_module
