@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ptxstatic.analysis.cfg import build_cfg
+from ptxstatic.analysis.cfg import BlockGraph, build_cfg
 from ptxstatic.analysis.sequence import Run, SeqItem, as_runs, kernel_sequence
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.features.sequence import access_bytes
@@ -161,16 +161,21 @@ def intensity_columns(seqs: Sequence[Sequence], names: Sequence[str], gpu: str |
     return intensity_matrix(seqs, gpu)[:, [NAMES.index(n) for n in names]]
 
 
+def loop_weights(cfg: BlockGraph, trips: float = DEFAULT_TRIPS) -> dict[int, int]:
+    """Each block's weight where no launch is known: ``trips`` to the power of its loop nesting depth."""
+    return {block.id: round(trips ** cfg.loop_depth.get(block.id, 0)) for block in cfg.blocks}
+
+
 def loop_weighted_runs(fn: Function, trips: float = DEFAULT_TRIPS) -> list[Run]:
-    """The function's program order as runs, each instruction weighted by ``trips`` to the power of the loop
-    nesting depth of its block (dependency distances as in program order)."""
+    """The function's program order as runs, each instruction weighted by its block's :func:`loop_weights`
+    (dependency distances as in program order)."""
     seq = kernel_sequence(fn)
     if not seq:
         return []
     cfg = build_cfg(fn)
+    weights = loop_weights(cfg, trips)
     weight = [1] * len(seq)
     for block in cfg.blocks:
-        w = round(trips ** cfg.loop_depth.get(block.id, 0))
         for i in range(block.start, block.start + len(block.instructions)):
-            weight[i] = w
+            weight[i] = weights[block.id]
     return list(zip(seq, weight, strict=True))

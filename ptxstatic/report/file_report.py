@@ -14,7 +14,7 @@ from ptxstatic.analysis.cfg import BlockGraph, build_cfg
 from ptxstatic.block_counts import BlockCounts
 from ptxstatic.config import Config
 from ptxstatic.errors import PtxstaticError
-from ptxstatic.features.intensity import DEFAULT_TRIPS
+from ptxstatic.features.intensity import DEFAULT_TRIPS, loop_weights
 from ptxstatic.findings import Finding
 from ptxstatic.launch import Launch
 from ptxstatic.lint.compile_db import CompileDatabase, find_database, load_database
@@ -118,9 +118,9 @@ def _kernel(module: Module, fn: Function, doc: DocumentResult, models: Models, l
 
 def _counts(fn: Function, graph: BlockGraph, counts: BlockCounts | None) -> tuple[dict[int, float], dict[int, bool]]:
     """Executions of each block of the kernel: the static block counts the prediction used, or without a
-    launch the relative weight it used: :data:`DEFAULT_TRIPS` to the power of the block's loop depth."""
+    launch the relative weight it used (:func:`~ptxstatic.features.intensity.loop_weights`)."""
     if counts is None:
-        return {b: DEFAULT_TRIPS ** d for b, d in graph.loop_depth.items()}, {}
+        return {b: float(w) for b, w in loop_weights(graph).items()}, {}
     return counts.of(fn.name), counts.exact.get(fn.name, {})
 
 

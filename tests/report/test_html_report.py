@@ -4,6 +4,7 @@ card and the source lines blocks link to; nothing on it is fetched; the command'
 
 from __future__ import annotations
 
+import contextlib
 import re
 import shutil
 import subprocess
@@ -16,10 +17,14 @@ from check_helpers import env
 from helpers import ROOT, needs_nvcc
 from report_helpers import KERNELS_CU, KERNELS_PTX, LAUNCH, Built
 
+from ptxstatic.config import Config
 from ptxstatic.counts.static.estimate import estimate_counts
+from ptxstatic.features.intensity import DEFAULT_TRIPS
 from ptxstatic.predict import predict_module
 from ptxstatic.ptx.parser import parse_file
 from ptxstatic.report.block_graph import block_graph_svg, dot_source
+from ptxstatic.report.file_report import file_report
+from ptxstatic.report.html_page import render_report
 
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="graphviz dot is not on the PATH")
 KERNELS = ["saxpy", "stream_copy", "fma_chain", "block_sum", "matmul_tiled", "histogram", "transpose", "stencil_1d",
@@ -195,3 +200,12 @@ def test_a_cuda_file(tmp_path: Path):
     assert f"Source: <code>{cu}</code>" in html
     assert sum(link.startswith("#src0-L") for link in page.links) >= len(KERNELS)
     assert "static block counts of the launch" in html
+
+
+def test_without_a_launch_blocks_carry_the_weights_predict_used(models):
+    with contextlib.chdir(ROOT):
+        report = file_report(str(KERNELS_PTX.relative_to(ROOT)), Config(), models, kernel="matmul_tiled")
+    [kernel] = report.kernels
+    assert {b.loop_depth: b.count for b in kernel.blocks} == {0: 1.0, 1: DEFAULT_TRIPS}
+    assert all(b.exact is None for b in kernel.blocks)
+    assert "weight 16" in render_report(report) and report.counts_method.startswith("no launch")
