@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from ptxstatic.rules.context import RuleContext
+
+#: a header of the CUDA toolkit: /usr/local/cuda/include/..., /opt/cuda-12.4/targets/x86_64-linux/include/...
+TOOLKIT_HEADER = re.compile(r"/cuda[^/]*/(?:targets/[^/]+/)?include/")
 
 #: how much more an instruction one loop deeper weighs (the trip count assumed without a launch)
 LOOP_WEIGHT = 16.0
@@ -37,3 +41,9 @@ def hottest(ctx: RuleContext, indexes: Iterable[int]) -> int:
     weight = {k: sum(LOOP_WEIGHT ** loop_depth(ctx, i) for i in v) for k, v in groups.items()}
     best = max(groups, key=lambda k: (weight[k], -groups[k][0]))
     return groups[best][0]
+
+
+def in_toolkit_header(ctx: RuleContext, index: int) -> bool:
+    """Whether instruction ``index`` comes from a header of the CUDA toolkit (code the user cannot change)."""
+    loc = ctx.instructions[index].loc
+    return loc is not None and TOOLKIT_HEADER.search(loc.file.replace("\\", "/")) is not None
