@@ -83,7 +83,8 @@ def test_compile_commands_found_by_walking_up_from_a_cmake_build(tmp_path: Path)
 def test_ptx_file_with_line_information(tmp_path: Path):
     doc, proc = check_json(str(RULES_PTX.relative_to(ROOT)), cwd=ROOT, tmp=tmp_path)
     assert proc.returncode == 1, proc.stderr
-    assert found_lines(doc, "ps201_barrier.cu") == expected(RULES_CUDA)
+    ps201 = {"findings": [f for f in doc["findings"] if f["code"] == "PS201"]}  # other rules report there too
+    assert found_lines(ps201, "ps201_barrier.cu") == expected(RULES_CUDA)
     assert doc["files"] == [{"path": str(RULES_PTX.relative_to(ROOT)), "kind": "ptx", "cached": False,
                              "included_by": [], "notes": [], "findings": len(doc["findings"]), "errors": 0,
                              "compile": None}]
