@@ -37,10 +37,19 @@ def uncoalesced_global_access(ctx: RuleContext) -> Iterator[Finding]:
 def _coalesced_together(ctx: RuleContext, judged: dict[int, Figures], threshold: float) -> set[int]:
     """Loads of neighbouring fields for the same lanes that, taken together, touch fewer than ``threshold``
     times the sectors they need (``a[2 * i]`` with ``a[2 * i + 1]``): L1 serves the later ones from the sectors
-    the first one brought. Stores go through to L2 one instruction at a time and are judged one by one."""
+    the first one brought. Stores go through to L2 one instruction at a time and are judged one by one, except
+    in a debug build (``-G``: ``.target ..., debug``), which does not merge them into vector stores."""
+    debug = "debug" in ctx.module.target
     out: set[int] = set()
-    loads = [i for i in sorted(judged) if JUDGED[ctx.instructions[i].info.opcode] == "load"]
-    for group in sibling_groups(ctx, loads, judged):
+    for kind in ("load", "store") if debug else ("load",):
+        same = [i for i in sorted(judged) if JUDGED[ctx.instructions[i].info.opcode] == kind]
+        out |= _together(ctx, judged, same, threshold)
+    return out
+
+
+def _together(ctx: RuleContext, judged: dict[int, Figures], indices: list[int], threshold: float) -> set[int]:
+    out: set[int] = set()
+    for group in sibling_groups(ctx, indices, judged):
         if len(group) < 2:
             continue
         together = combined_sectors([judged[i] for i in group], ctx.instructions[group[0]].info.width_bytes)

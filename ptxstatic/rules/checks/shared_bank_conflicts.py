@@ -1,0 +1,51 @@
+"""PS102 shared-bank-conflict: a shared-memory load or store whose lanes ask for different words of one bank,
+so that its requests take several wavefronts."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ptxstatic.findings import Finding, Severity
+from ptxstatic.rules.access_figures import JUDGED, Figures, instruction_figures
+from ptxstatic.rules.context import RuleContext
+from ptxstatic.rules.registry import Option, rule
+
+
+@rule("PS102", "shared-bank-conflict", Severity.WARNING,
+      "a shared-memory load or store whose lanes hit different words of one bank (n-way bank conflict)",
+      options={"min-ways": Option(2.0, "report when wavefronts/request is at least this multiple of the ideal")})
+def shared_bank_conflict(ctx: RuleContext) -> Iterator[Finding]:
+    threshold = float(ctx.option("min-ways"))
+    groups: dict[tuple[object, str, bool], list[tuple[int, Figures]]] = {}
+    for i, ins in enumerate(ctx.instructions):
+        kind = JUDGED.get(ins.info.opcode)
+        if kind is None or ins.info.space not in ("shared", "generic"):
+            continue
+        figures = instruction_figures(ctx, i, "shared")
+        if figures is None or figures.ratio < threshold:
+            continue
+        source, _ = ctx.source_location(i)
+        groups.setdefault((source or i, kind, figures.measured), []).append((i, figures))
+    for (_, kind, _), found in groups.items():  # one finding per source line and kind (unrolled loops)
+        yield _finding(ctx, kind, found)
+
+
+def _finding(ctx: RuleContext, kind: str, found: list[tuple[int, Figures]]) -> Finding:
+    requests = sum(f.requests for _, f in found)
+    wavefronts = sum(f.cost for _, f in found) / requests
+    ideal = sum(f.ideal for _, f in found) / requests
+    ways = max(f.worst for _, f in found)
+    strides = {f.stride for _, f in found}
+    stride = strides.pop() if len(strides) == 1 else None
+    first = found[0][1]
+    between = f" (stride {stride} B between lanes)" if stride is not None else ""
+    several = f", {len(found)} instructions" if len(found) > 1 else ""
+    message = (f"shared {kind}: {ways}-way bank conflict, {wavefronts:.1f} wavefronts/request, ideal {ideal:.1f}"
+               f"{between}; {first.method}{several}")
+    properties = {
+        "access": kind, "ways": ways, "wavefronts_per_request": round(wavefronts, 3),
+        "ideal_wavefronts_per_request": round(ideal, 3), "ratio": round(wavefronts / ideal, 3),
+        "stride_bytes": stride, "method": "emulation" if first.measured else "affine", "requests": requests,
+        "instructions": [ctx.instructions[i].line for i, _ in found],
+    }
+    return ctx.finding(found[0][0], message, properties=properties)
