@@ -25,7 +25,7 @@ STATIC_MAX_STEPS = 2_000_000
 #: index and the launch is no larger, else the corner CTAs of classes of CTAs (counted without proof after it)
 STATIC_MAX_THREADS = 1 << 20
 #: warp instructions the memory rules (PS101, PS102) emulate per kernel; what ran until then is measured
-MEMORY_RULES_MAX_STEPS = 10_000
+MEMORY_RULES_MAX_STEPS = 5_000
 #: warps of the sampled CTA (0, 1, ...) whose accesses the memory rules measure
 MEMORY_RULES_SAMPLE_WARPS = 4
 #: requests of one instruction the memory rules keep per state space (the first ones executed)

@@ -166,6 +166,8 @@ class Device:
             self.write_bytes(sym.address, data)
         for name, (address, buf) in self.buffers.items():
             given = inputs.get(name, inputs.get(str(params.index(name))))
+            if given is None and buf.fill == "zeros":
+                continue  # the memory starts zeroed
             raw = buf.values(host_type(buf)) if given is None else _given(name, buf, given)
             if buf.dtype == "bf16":
                 raw = f32_to_bf16(raw)

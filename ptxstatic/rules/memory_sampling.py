@@ -21,13 +21,13 @@ from ptxstatic.launch import Buffer, Launch
 from ptxstatic.limits import MEMORY_RULES_MAX_STEPS, MEMORY_RULES_SAMPLE_REQUESTS, MEMORY_RULES_SAMPLE_WARPS
 from ptxstatic.ptx.ast import Function, Module
 
-#: the default launch: blocks of 32 x 8 threads (one warp a row of x) in a 32 x 32 grid, integer
-#: arguments 1024, floating-point ones 1.0, and an 8 MiB zero-filled buffer for every pointer
-DEFAULT_BLOCK = (32, 8, 1)
+#: the default launch: blocks of 32 x 4 threads (one warp a row of x, every warp sampled) in a 32 x 32 grid,
+#: integer arguments 1024, floating-point ones 1.0, and a 2 MiB zero-filled buffer for every pointer
+DEFAULT_BLOCK = (32, 4, 1)
 DEFAULT_GRID = (32, 32, 1)
 DEFAULT_INTEGER = 1024
 DEFAULT_FLOAT = 1.0
-DEFAULT_BUFFER_BYTES = 8 << 20
+DEFAULT_BUFFER_BYTES = 2 << 20
 DEFAULT_SHARED_BYTES = 48 << 10
 SAMPLED_CTA = (0, 0, 0)
 

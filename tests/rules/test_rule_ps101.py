@@ -8,7 +8,7 @@ compiled by nvcc (sm_90) with ``-lineinfo``, without line information and with `
 
 The expected figures are derived from the sources. A warp's request touches one 32-byte sector per distinct
 ``address // 32`` of its lanes; its minimum is ``ceil(distinct bytes / 32)``. Under the default launch
-(blocks of 32 x 8) a warp is one row of 32 consecutive ``threadIdx.x``, and the buffers are 256-byte aligned.
+(blocks of 32 x 4) a warp is one row of 32 consecutive ``threadIdx.x``, and the buffers are 256-byte aligned.
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ def test_the_finding_says_which_method_gave_the_figures():
             assert "estimated from the address's affine stride" in f.message and "opcode tex" in f.message
         else:
             assert f.properties["method"] == "emulation"
-            method = "measured by emulation of warps 0..3 of CTA (0, 0, 0) (the default launch, block 32x8x1)"
+            method = "measured by emulation of warps 0..3 of CTA (0, 0, 0) (the default launch, block 32x4x1)"
             assert method in f.message
 
 

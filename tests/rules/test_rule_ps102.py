@@ -8,7 +8,7 @@ The expected figures are derived from the sources. Shared memory has 32 banks of
 in bank ``w % 32``. A request's lanes are served in phases (32 lanes for accesses up to 4 bytes, 16 for 8-byte
 and 8 for 16-byte accesses); a phase takes as many wavefronts as the most distinct words any one bank holds
 among its lanes' words (lanes reading the same word share it), and ideally one. Under the default launch
-(blocks of 32 x 8) a warp is one row: ``threadIdx.x`` = lane, ``threadIdx.y`` fixed.
+(blocks of 32 x 4) a warp is one row: ``threadIdx.x`` = lane, ``threadIdx.y`` fixed.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 // Kernels for rule PS101 (uncoalesced global accesses).
 // A line marked "expect: PS101" is where the rule must report (the figures are derived in
 // tests/rules/test_rule_ps101.py); kernels named ok_* must stay silent.
-// Launch used by the tests: the default launch (blocks of 32 x 8 threads, 32-bit and 64-bit integer
+// Launch used by the tests: the default launch (blocks of 32 x 4 threads, 32-bit and 64-bit integer
 // arguments 1024) unless a test says otherwise.
 
 #define N 1024

@@ -1,7 +1,7 @@
 // Kernels for rule PS102 (shared-memory bank conflicts).
 // A line marked "expect: PS102" is where the rule must report (the figures are derived in
 // tests/rules/test_rule_ps102.py); kernels named ok_* must stay silent.
-// Launch used by the tests: the default launch (blocks of 32 x 8 threads: a warp is one row of 32 threadIdx.x).
+// Launch used by the tests: the default launch (blocks of 32 x 4 threads: a warp is one row of 32 threadIdx.x).
 
 #define TILE 32
 #define ROWS 8
