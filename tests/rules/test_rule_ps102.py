@@ -20,6 +20,7 @@ import pytest
 from helpers import DATA, ROOT
 
 from ptxstatic.config import Config
+from ptxstatic.launch import Launch
 from ptxstatic.ptx import parse_file
 from ptxstatic.rules.catalog import get_rule
 from ptxstatic.rules.engine import lint_module
@@ -107,3 +108,35 @@ def test_suppression_comment(tmp_path: Path):
                                                "tile[threadIdx.x][threadIdx.y + j];  // ptxstatic: ignore[PS102]"))
     found = lint_module(parse_file(PTX["lineinfo"]), Config(), rules=PS102, source_root=tmp_path)
     assert "ps102_transpose" not in {f.kernel for f in found} and len(found) == len(findings("lineinfo")) - 1
+
+
+# ------------------------------------------------------------- a kernel of the parser corpus (tests/cuda/shared.cu)
+CORPUS_SHARED = ROOT / "tests/fixtures/ptx/nvcc/sm_90/lineinfo/shared.ptx"
+
+
+def corpus_findings(launch: Launch | None = None):
+    return lint_module(parse_file(CORPUS_SHARED), Config(launch=launch), rules=PS102, source_root=ROOT)
+
+
+@pytest.mark.parametrize("stride, ways", [(32, 32), (2, 2), (33, None), (1, None)])
+def test_a_runtime_stride_given_by_the_configured_launch(stride: int, ways: int | None):
+    """shared_bank_conflict reads buf[(threadIdx.x * stride + r) & 1023]: lane l's word is l * stride + r, in
+    bank (l * stride + r) % 32; with stride 32 all 32 lanes share bank r (32-way), with stride 2 the banks of
+    one parity hold two words each (2-way), with 33 or 1 the lanes fall in 32 different banks."""
+    launch = Launch((4, 1, 1), (256, 1, 1), 0, {"2": stride, "3": 4})  # arguments 2 and 3: stride, rounds
+    found = [f for f in corpus_findings(launch) if f.kernel == "_Z20shared_bank_conflictPKfPfii"]
+    if ways is None:
+        assert found == []
+        return
+    (f,) = found
+    line = next(n for n, text in enumerate((ROOT / "tests/cuda/shared.cu").read_text().splitlines(), 1)
+                if "acc += buf[idx & 1023];" in text)
+    assert f.source.line == line and f.properties["ways"] == ways
+    assert f.properties["wavefronts_per_request"] == ways and f.properties["ideal_wavefronts_per_request"] == 1.0
+    assert "(the configured launch, block 256x1x1)" in f.message
+
+
+def test_the_corpus_kernels_are_near_misses_under_the_default_launch():
+    """The padded transpose, the tree reduction and the stencil have no conflict; the runtime stride of
+    shared_bank_conflict is made up by the default launch, so that kernel is not judged."""
+    assert corpus_findings() == []
