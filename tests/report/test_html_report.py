@@ -131,14 +131,16 @@ def test_nothing_is_fetched_when_the_page_is_viewed(built: Built):
 
 def test_findings_come_with_their_rule_page(built: Built):
     barrier = next(k for k in built.report.kernels if k.name == "tail_barrier")
-    [finding] = barrier.findings
-    assert finding.code == "PS201"
+    [finding] = [f for f in barrier.findings if f.code == "PS201"]
     lines = KERNELS_CU.read_text().splitlines()
     line = next(i for i, text in enumerate(lines, 1) if "PS201" in text and "__syncthreads" in text)
     assert finding.source is not None and finding.source.line == line
     section = _section(built.html, "tail_barrier")
     assert "<h1>PS201 barrier-under-divergence</h1>" in section and "<h2>What it detects</h2>" in section
-    assert all(not k.findings for k in built.report.kernels if k.name != "tail_barrier")
+    assert all(f.code != "PS201" for k in built.report.kernels if k.name != "tail_barrier" for f in k.findings)
+    for k in built.report.kernels:  # every reported rule's page is in the kernel's section
+        for code in {f.code for f in k.findings}:
+            assert f"<summary>Rule {code}</summary>" in _section(built.html, k.name)
 
 
 def test_the_model_card_summary(built: Built, models):
