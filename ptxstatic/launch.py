@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ptxstatic.errors import PtxstaticError
+from ptxstatic.limits import MAX_BLOCK_DIMS, MAX_BLOCK_THREADS, MAX_DYNAMIC_SHARED_BYTES, MAX_GRID_DIMS
 
 #: buffer fill patterns: zeros, ones, iota (0, 1, 2, ...), random (uniform [0, 1) or integers, seeded), const:V
 FILLS = ("zeros", "ones", "iota", "random", "const")
@@ -83,6 +84,21 @@ class Launch:
     def threads(self) -> int:
         return self.blocks * self.threads_per_block
 
+    def validate(self) -> Launch:
+        """This launch, or a :class:`PtxstaticError` if no CUDA GPU can run it: more than 1024 threads per CTA,
+        a block or grid dimension over the hardware's limit, or negative or excessive dynamic shared memory."""
+        for what, dims, limits in (("block", self.block, MAX_BLOCK_DIMS), ("grid", self.grid, MAX_GRID_DIMS)):
+            for axis, n, most in zip("xyz", dims, limits, strict=True):
+                if not 1 <= n <= most:
+                    raise PtxstaticError(f"bad launch: {what} dimension {axis} is {n}; CUDA allows 1 to {most}")
+        if self.threads_per_block > MAX_BLOCK_THREADS:
+            raise PtxstaticError(f"bad launch: {self.threads_per_block} threads per block "
+                                 f"({'x'.join(map(str, self.block))}); CUDA allows at most {MAX_BLOCK_THREADS}")
+        if not 0 <= self.shared_bytes <= MAX_DYNAMIC_SHARED_BYTES:
+            raise PtxstaticError(f"bad launch: {self.shared_bytes} bytes of dynamic shared memory; "
+                                 f"0 to {MAX_DYNAMIC_SHARED_BYTES} on any GPU")
+        return self
+
     def to_dict(self) -> dict:
         return {
             "grid": list(self.grid), "block": list(self.block), "shared_bytes": self.shared_bytes,
@@ -95,9 +111,10 @@ class Launch:
             args = {
                 str(k): Buffer(**v) if isinstance(v, dict) else v for k, v in (d.get("args") or {}).items()
             }
-            return cls(dim3(d.get("grid", 1)), dim3(d.get("block", 1)), int(d.get("shared_bytes", 0)), args)
-        except TypeError as exc:
+            launch = cls(dim3(d.get("grid", 1)), dim3(d.get("block", 1)), int(d.get("shared_bytes", 0)), args)
+        except (TypeError, ValueError) as exc:
             raise PtxstaticError(f"bad launch specification: {exc}") from None
+        return launch.validate()
 
 
 def parse_arg(text: str) -> tuple[str, int | float | Buffer]:
@@ -114,14 +131,16 @@ def parse_arg(text: str) -> tuple[str, int | float | Buffer]:
             raise PtxstaticError(f"bad buffer {value!r}: expected buf:TYPE:COUNT[:FILL[:VALUE]][:out]")
         try:
             count = int(parts[1])
-        except ValueError:
-            raise PtxstaticError(f"bad buffer {value!r}: COUNT must be an integer") from None
-        fill = parts[2] if len(parts) > 2 else "zeros"
+            extra = float(parts[3]) if len(parts) > 3 else 0.0
+            seed = int(extra) if fill_of(parts) == "random" else 0
+        except (ValueError, OverflowError):
+            raise PtxstaticError(f"bad buffer {value!r}: COUNT must be an integer and VALUE a number") from None
+        if count < 0:
+            raise PtxstaticError(f"bad buffer {value!r}: COUNT must not be negative")
+        fill = fill_of(parts)
         if fill not in FILLS:
             raise PtxstaticError(f"bad buffer fill {fill!r}: one of {', '.join(FILLS)}")
-        extra = float(parts[3]) if len(parts) > 3 else 0.0
-        buf = Buffer(parts[0], count, fill, extra if fill == "const" else 0.0,
-                     int(extra) if fill == "random" else 0, output)
+        buf = Buffer(parts[0], count, fill, extra if fill == "const" else 0.0, seed, output)
         return name, buf
     try:
         return name, int(value, 0)
@@ -130,6 +149,11 @@ def parse_arg(text: str) -> tuple[str, int | float | Buffer]:
             return name, float(value)
         except ValueError:
             raise PtxstaticError(f"bad --param {text!r}: VALUE must be a number or a buf: spec") from None
+
+
+def fill_of(parts: list[str]) -> str:
+    """The FILL of a ``buf:TYPE:COUNT[:FILL...]`` spec split at colons (after ``buf:``)."""
+    return parts[2] if len(parts) > 2 else "zeros"
 
 
 def launch_from_spec(spec: str) -> Launch:
@@ -147,4 +171,4 @@ def launch_from_spec(spec: str) -> Launch:
     grid, sep, block = text.partition("/")
     if not sep:
         raise PtxstaticError(f"bad --launch {spec!r}: expected GRID/BLOCK, e.g. 1024/256 or 64,64/16,16")
-    return Launch(dim3(grid), dim3(block))
+    return Launch(dim3(grid), dim3(block)).validate()

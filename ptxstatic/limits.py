@@ -37,12 +37,23 @@ STATIC_CLASS_CTAS = 256
 STATIC_MAX_SECONDS = 1.5
 
 # ------------------------------------------------------------------------------------------ sizes
+#: threads of one CTA, and per block dimension (x, y, z), on every CUDA GPU since compute capability 2.0
+MAX_BLOCK_THREADS = 1024
+MAX_BLOCK_DIMS = (1024, 1024, 64)
+#: CTAs per grid dimension (x, y, z), compute capability 3.0 and later
+MAX_GRID_DIMS = ((1 << 31) - 1, 65535, 65535)
+#: dynamic shared memory of one CTA: the largest opt-in amount of any GPU (227 KiB, sm_90 and sm_100)
+MAX_DYNAMIC_SHARED_BYTES = 227 * 1024
 #: instructions of an executed sequence kept in expanded form (the compact form is never cut)
 SEQUENCE_CAP = 20_000
 #: bytes of global memory (variables, parameters, buffers) one emulated launch may use
 EMULATOR_GLOBAL_BYTES = 1 << 32
+#: bytes of a CUDA source file read for a kernel's C++ parameter names
+CXX_SOURCE_BYTES = 16 * 1024 * 1024
 #: bytes of a model card a model directory may hold
 MODEL_CARD_BYTES = 64 * 1024 * 1024
+#: bytes of one array a model directory may hold (its .npy header is read before the data)
+MODEL_ARRAY_BYTES = 256 * 1024 * 1024
 #: statement shapes the parser keeps in memory in one process
 SHAPE_CACHE_ENTRIES = 100_000
 #: statement shapes kept in the on-disk shape cache (the most recently added)

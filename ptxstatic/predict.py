@@ -35,6 +35,7 @@ from ptxstatic.models.physical import QUANTITIES
 from ptxstatic.models.registry import DEFAULT_DVFS, LoadedModel, not_shipped, prediction_model
 from ptxstatic.models.roofline import roofline_time
 from ptxstatic.ptx.ast import Function, Module
+from ptxstatic.toolchain.demangle import find_kernel, find_kernels
 
 if TYPE_CHECKING:
     from ptxstatic.counts.static.estimate import StaticEstimate
@@ -106,7 +107,7 @@ def predict_kernel(module: Module, kernel: str | Function, models: Models, launc
     configurations at most this fraction slower than F_max are candidates for the minimum-energy choice and
     the Pareto set. ``estimate``: what :func:`executed_estimate` gave for this kernel and launch, where the
     caller has it."""
-    fn = kernel if isinstance(kernel, Function) else _kernel(module, kernel)
+    fn = kernel if isinstance(kernel, Function) else find_kernel(module, kernel)
     seq, notes, est = estimate if estimate is not None else executed_estimate(module, fn, launch, max_seconds)
     notes = list(notes)
     counts = est.counts if est is not None else None
@@ -129,21 +130,11 @@ def predict_kernel(module: Module, kernel: str | Function, models: Models, launc
 def predict_module(module: Module, models: Models, launch: Launch | None = None, *, kernel: str | None = None,
                    max_slowdown: float | None = None, max_seconds: float = STATIC_MAX_SECONDS) -> list[dict]:
     """:func:`predict_kernel` for every kernel of ``module`` (or only ``kernel``)."""
-    kernels = [k for k in module.kernels if kernel is None or k.name == kernel]
+    kernels = find_kernels(module, kernel) if kernel is not None else module.kernels
     if not kernels:
-        names = ", ".join(k.name for k in module.kernels) or "none"
-        raise PtxstaticError(f"{module.filename}: no kernel {kernel!r} (kernels: {names})" if kernel
-                             else f"{module.filename}: no kernels")
+        raise PtxstaticError(f"{module.filename}: no kernels")
     return [predict_kernel(module, fn, models, launch, max_slowdown=max_slowdown, max_seconds=max_seconds)
             for fn in kernels]
-
-
-def _kernel(module: Module, name: str) -> Function:
-    fn = next((k for k in module.kernels if k.name == name), None)
-    if fn is None:
-        names = ", ".join(k.name for k in module.kernels) or "none"
-        raise PtxstaticError(f"{module.filename}: no kernel {name!r} (kernels: {names})")
-    return fn
 
 
 def _describe(dvfs: LoadedModel | None) -> dict | None:

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 @click.command()
 @click.argument("files", nargs=-1, required=True)
-@click.option("--kernel", "-k", "kernel", metavar="NAME", help="Only this kernel (or function).")
+@click.option("--kernel", "-k", "kernel", metavar="NAME", help="Only this kernel (or function), by C++ or PTX name.")
 @click.option("--functions/--kernels-only", default=False, help="Also analyse device functions (.func).")
 @click.option("--call-graph", is_flag=True, help="Include each module's call graph.")
 @options.output_format("text", "json")
@@ -33,9 +33,10 @@ def analyze(ctx: click.Context, files: tuple[str, ...], kernel: str | None, func
     from ptxstatic.analysis.cfg import call_graph as build_call_graph
     from ptxstatic.analysis.summary import summarize
     from ptxstatic.report.analysis_text import function_summary, module_header
+    from ptxstatic.toolchain.demangle import designates
 
     def wanted(fn: Function) -> bool:
-        return (functions or fn.is_kernel) and (kernel is None or fn.name == kernel)
+        return (functions or fn.is_kernel) and (kernel is None or designates(fn.name, kernel))
 
     failed = False
     results = []

@@ -12,7 +12,8 @@ from ptxstatic.launch import Launch
 
 @click.command()
 @click.argument("source", metavar="FILE")
-@click.option("--kernel", "-k", required=True, metavar="NAME", help="The kernel (.entry) to estimate.")
+@click.option("--kernel", "-k", required=True, metavar="NAME",
+              help="The kernel: its C++ name (saxpy, 'reduce<float>') or PTX name.")
 @options.launch_options(required=True)
 @options.output_format("text", "json")
 @click.option("-o", "--output", metavar="COUNTS.json", help="Also write the counts as BlockCounts JSON.")
@@ -30,8 +31,10 @@ def blocks(source: str, kernel: str, launch: Launch, fmt: str, output: str | Non
     from ptxstatic.cli.inputs import load
     from ptxstatic.counts.static.estimate import estimate_counts
     from ptxstatic.report.blocks_text import estimate_text
+    from ptxstatic.toolchain.demangle import find_kernel
 
     module = load(source, nvcc_flags, recover=False)
+    kernel = find_kernel(module, kernel).name
     est = estimate_counts(module, kernel, launch, max_seconds=max_seconds)
     if output:
         est.counts.save(output)

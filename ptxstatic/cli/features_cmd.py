@@ -12,7 +12,8 @@ from ptxstatic.launch import Launch
 
 @click.command()
 @click.argument("source", metavar="FILE")
-@click.option("--kernel", "-k", required=True, metavar="NAME", help="The kernel (.entry).")
+@click.option("--kernel", "-k", required=True, metavar="NAME",
+              help="The kernel: its C++ name (saxpy, 'reduce<float>') or PTX name.")
 @click.option("--counts", "counts_file", metavar="COUNTS.json",
               help="Block counts (from `profile` or `blocks -o`); without it they are estimated statically "
                    "for the launch given by the launch options.")
@@ -37,9 +38,11 @@ def features(source: str, kernel: str, counts_file: str | None, launch: Launch, 
     from ptxstatic.features.portable import features_from_counts
     from ptxstatic.features.resources import kernel_resources
     from ptxstatic.report.features_text import features_text
+    from ptxstatic.toolchain.demangle import find_kernel
     from ptxstatic.toolchain.ptxas import target_arch
 
     module = load(source, nvcc_flags, recover=False)
+    kernel = find_kernel(module, kernel).name
     counts = (BlockCounts.load(counts_file) if counts_file
               else estimate_counts(module, kernel, launch, max_seconds=max_seconds).counts)
     target = gpu_spec(gpu_name) if gpu_name else None

@@ -74,11 +74,11 @@ def resolve_launch(grid: str | None, block: str | None, shared_bytes: int | None
     from ptxstatic.launch import Launch, dim3, launch_from_spec, parse_arg
 
     launch = launch_from_spec(spec) if spec else None
+    if params and launch is None and not (grid or block):
+        raise PtxstaticError("--param needs a launch: give --grid and --block, or --launch GRID/BLOCK")
     if launch is None and (grid or block or shared_bytes is not None or required):
         launch = Launch()
     if launch is None:
-        if params:
-            raise PtxstaticError("--param needs a launch: give --launch GRID/BLOCK or --grid and --block")
         return None
     if grid:
         launch.grid = dim3(grid)
@@ -87,7 +87,7 @@ def resolve_launch(grid: str | None, block: str | None, shared_bytes: int | None
     if shared_bytes is not None:
         launch.shared_bytes = shared_bytes
     launch.args.update(dict(parse_arg(p) for p in params))
-    return launch
+    return launch.validate()
 
 
 def max_seconds(command: Callable) -> Callable:

@@ -18,7 +18,8 @@ from ptxstatic.launch import Launch
 @click.option("--model", "model_path", metavar="DIR",
               help="A DVFS model directory (e.g. trained/gtxtitanx/wu_clusters), or a GPU's directory of models "
                    "(its physical/ is used), instead of the shipped default.")
-@click.option("--kernel", "-k", metavar="NAME", help="Only this kernel (default: every kernel in FILE).")
+@click.option("--kernel", "-k", metavar="NAME",
+              help="Only this kernel, by C++ name (saxpy, 'reduce<float>') or PTX name [default: every kernel].")
 @options.launch_options(required=False)
 @click.option("--max-slowdown", metavar="PCT",
               help="Only consider configurations at most this much slower than F_max (e.g. 5%).")

@@ -12,7 +12,8 @@ from ptxstatic.launch import Launch
 
 @click.command()
 @click.argument("source", metavar="MODULE")
-@click.option("--kernel", "-k", required=True, metavar="NAME", help="The kernel (.entry) to launch.")
+@click.option("--kernel", "-k", required=True, metavar="NAME",
+              help="The kernel: its C++ name (saxpy, 'reduce<float>') or PTX name.")
 @options.launch_options(required=True, runs_kernels=True)
 @options.instrument_options
 @click.option("-o", "--output", metavar="OUT.json", help="Write the JSON here instead of stdout.")

@@ -22,13 +22,14 @@ from ptxstatic.analysis.cfg import build_cfg
 from ptxstatic.block_counts import BlockCounts
 from ptxstatic.counts.instrumentation.counter_map import CounterMap
 from ptxstatic.counts.instrumentation.ptx_pass import InstrumentOptions, instrument
-from ptxstatic.errors import PtxstaticError
 from ptxstatic.gpu.args import KernelArgs
 from ptxstatic.gpu.driver import Driver
 from ptxstatic.launch import Launch
 from ptxstatic.ptx import ast as A
 from ptxstatic.ptx.parser import parse_text
 from ptxstatic.ptx.printer import module as print_module
+from ptxstatic.toolchain.cxx_params import bind_launch
+from ptxstatic.toolchain.demangle import find_kernel
 
 
 @dataclass
@@ -109,22 +110,12 @@ def _run(drv: Driver, ptx: str, kernel: str, launch: Launch, args: KernelArgs, s
         drv.unload(module)
 
 
-def _kernel(module: A.Module, kernel: str) -> A.Function:
-    try:
-        fn = module.function(kernel)
-    except KeyError:
-        names = ", ".join(k.name for k in module.kernels) or "none"
-        raise PtxstaticError(f"no kernel named {kernel!r} in {module.filename} (kernels: {names})") from None
-    if not fn.is_kernel:
-        raise PtxstaticError(f"{kernel} is a .func, not a kernel (.entry)")
-    return fn
-
-
 def profile(ptx: str | A.Module, kernel: str, launch: Launch, options: InstrumentOptions | None = None,
             driver: Driver | None = None) -> ProfileResult:
     """Count the basic-block executions of one launch of ``kernel`` on the GPU (see the module docstring)."""
     module = ptx if isinstance(ptx, A.Module) else parse_text(ptx, "<ptx>")
-    fn = _kernel(module, kernel)
+    fn = find_kernel(module, kernel)
+    kernel, launch = fn.name, bind_launch(module, fn, launch.validate())
     result = instrument(module, options)
     original = ptx if isinstance(ptx, str) else print_module(module)
     drv = driver or Driver()

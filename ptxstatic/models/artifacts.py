@@ -2,7 +2,9 @@
 sha256 of the array file) and ``weights.npz`` (numeric arrays only, read with ``allow_pickle=False``).
 
 Loading never unpickles and never imports torch or scikit-learn. A modified, truncated or inconsistent
-file is a :class:`PtxstaticError` naming the file, checked before any array is used.
+file is a :class:`PtxstaticError` naming the file, checked before any array is used; so are a card or array
+file that is a symbolic link, and an array whose header declares more than ``MODEL_ARRAY_BYTES`` (read from
+the header before any data is allocated), so that a tampered model cannot read elsewhere or exhaust memory.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from ptxstatic.errors import PtxstaticError
-from ptxstatic.limits import MODEL_CARD_BYTES
+from ptxstatic.limits import MODEL_ARRAY_BYTES, MODEL_CARD_BYTES
 
 FORMAT = "ptxstatic-model"
 FORMAT_VERSION = 1
@@ -59,6 +61,7 @@ def read_card(path: str | Path) -> tuple[Path, dict]:
     p = Path(path)
     directory = p.parent if p.name == CARD else p
     card_path = directory / CARD
+    _refuse_link(card_path)
     try:
         if os.path.getsize(card_path) > MODEL_CARD_BYTES:
             raise PtxstaticError(f"{card_path}: model card is implausibly large")
@@ -86,6 +89,7 @@ def load_arrays(directory: Path, card: dict) -> dict[str, np.ndarray]:
     if not isinstance(name, str) or Path(name).name != name or name in ("", ".", ".."):
         raise PtxstaticError(f"{directory / CARD}: array file must be a plain file name in the model directory")
     path = directory / name
+    _refuse_link(path)
     if not path.is_file():
         raise PtxstaticError(f"{path}: model array file is missing")
     if sha256_file(path) != spec.get("sha256"):
@@ -95,6 +99,8 @@ def load_arrays(directory: Path, card: dict) -> dict[str, np.ndarray]:
         raise PtxstaticError(f"{directory / CARD}: model card lacks the array listing")
     try:
         with np.load(path, allow_pickle=False) as npz:
+            for member in npz.zip.infolist():
+                _check_array_size(path, npz.zip, member)
             arrays = {k: npz[k] for k in npz.files}
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
         raise PtxstaticError(f"{path}: unreadable model arrays ({exc})") from None
@@ -107,3 +113,23 @@ def load_arrays(directory: Path, card: dict) -> dict[str, np.ndarray]:
         if a.dtype.kind == "f" and not np.all(np.isfinite(a)):
             raise PtxstaticError(f"{path}: array {k!r} holds non-finite values")
     return arrays
+
+
+def _refuse_link(path: Path) -> None:
+    if path.is_symlink():
+        raise PtxstaticError(f"{path}: a model file must not be a symbolic link")
+
+
+def _check_array_size(path: Path, archive: zipfile.ZipFile, member: zipfile.ZipInfo) -> None:
+    """Refuse an array whose stored size or declared shape exceeds ``MODEL_ARRAY_BYTES``, from its header."""
+    too_big = f"{path}: array {member.filename!r} exceeds the {MODEL_ARRAY_BYTES >> 20} MiB limit of a model array"
+    if member.file_size > MODEL_ARRAY_BYTES + 4096:
+        raise PtxstaticError(too_big)
+    with archive.open(member) as f:
+        version = np.lib.format.read_magic(f)
+        read_header = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
+        if version not in read_header:
+            raise PtxstaticError(f"{path}: array {member.filename!r} has an unknown .npy format {version}")
+        shape, _, dtype = read_header[version](f)
+    if dtype.hasobject or int(np.prod(shape, dtype=object)) * dtype.itemsize > MODEL_ARRAY_BYTES:
+        raise PtxstaticError(too_big)

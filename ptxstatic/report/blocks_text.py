@@ -5,6 +5,7 @@ from __future__ import annotations
 from ptxstatic.analysis.cfg import build_cfg
 from ptxstatic.counts.static.estimate import StaticEstimate
 from ptxstatic.ptx.ast import Module
+from ptxstatic.report.words import counted
 
 
 def estimate_text(module: Module, est: StaticEstimate) -> str:
@@ -22,5 +23,6 @@ def estimate_text(module: Module, est: StaticEstimate) -> str:
             status = f"estimated: {why[b]}" if b in why else "exact"
             count = f"{c:.0f}" if c == int(c) else f"{c:.2f}"
             lines.append(f"  {fn[:32]:<32} {b:>5} {blk.name[:16]:<16} {span:<11} {count:>16}  {status}")
-    lines += [f"  {r.name}: {r.blocks} blocks, {r.exact} exact, {r.estimated} estimated" for r in est.functions()]
+    lines += [f"  {r.name}: {counted(r.blocks, 'block')}, {r.exact} exact, {r.estimated} estimated"
+              for r in est.functions()]
     return "\n".join(lines)

@@ -104,6 +104,10 @@ def version() -> str:
     return run_tool([ptxas, "--version"], TOOL_QUERY_TIMEOUT_S, "ptxas --version").stdout.strip() if ptxas else ""
 
 
+#: a located ptxas message: ``ptxas /tmp/x/in.ptx, line 69; error   : Arguments mismatch for ...``
+_PTXAS_LINE = re.compile(r"^ptxas \S.*?, line (\d+); (error|warning)\s*: (.*)$", re.M)
+
+
 def target_arch(module: Module) -> str:
     """The ``-arch`` for ptxas from the module's ``.target`` (``sm_90a``; ``compute_80`` gives ``sm_80``)."""
     sm = module.sm
@@ -113,9 +117,11 @@ def target_arch(module: Module) -> str:
     return f"sm_{m.group(1)}{m.group(2)}"
 
 
-def assemble(text: str, arch: str, *, verbose: bool = False, timeout_s: float = PTXAS_TIMEOUT_S) -> str:
+def assemble(text: str, arch: str, *, verbose: bool = False, timeout_s: float = PTXAS_TIMEOUT_S,
+             name: str = "<input>") -> str:
     """Assemble PTX with ``ptxas -arch=ARCH`` (``-v`` with ``verbose``) and return what ptxas printed; a
-    missing ptxas, a timeout or a rejection is a :class:`PtxstaticError` with ptxas's error lines."""
+    missing ptxas, a timeout or a rejection is a :class:`PtxstaticError` with ptxas's error lines, each as
+    ``NAME:LINE: error: MESSAGE`` (``name``: the file the text is from, to name in them)."""
     ptxas = find("ptxas")
     if ptxas is None:
         raise PtxstaticError("ptxas is not on the PATH; install the CUDA toolkit to assemble PTX")
@@ -125,8 +131,9 @@ def assemble(text: str, arch: str, *, verbose: bool = False, timeout_s: float = 
         argv = [ptxas, *(["-v"] if verbose else []), f"-arch={arch}", str(src), "-o", str(Path(tmp) / "out.cubin")]
         proc = run_tool(argv, timeout_s, f"ptxas -arch={arch}")
     if proc.returncode != 0:
-        errors = "\n".join(ln for ln in proc.stderr.splitlines() if "error" in ln.lower())
-        msg = (errors or proc.stderr.strip() or proc.stdout.strip()).replace(str(src), "<input>")
+        located = [f"{name}:{m[1]}: {m[2]}: {m[3].strip()}" for m in _PTXAS_LINE.finditer(proc.stderr)]
+        errors = "\n".join(located or [ln for ln in proc.stderr.splitlines() if "error" in ln.lower()])
+        msg = (errors or proc.stderr.strip() or proc.stdout.strip()).replace(str(src), name)
         raise PtxstaticError(f"ptxas -arch={arch} rejected the PTX:\n{msg}")
     return proc.stderr + proc.stdout
 

@@ -43,6 +43,7 @@ class InstrumentOptions:
     stride: int = 1  # sample mode: count only CTAs whose linear id is a multiple of this
     banks: int = 16  # counter banks (a power of two); a warp uses bank %smid % banks
     symbol: str = SYMBOL  # name of the module-scope counter array
+    kernels: tuple[str, ...] = ()  # PTX names of the kernels to count (and the functions they reach); () all
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -250,7 +251,8 @@ def _instrument_function(fn: A.Function, blocks: list[BasicBlock], first_index: 
 
 def instrument(module: A.Module, options: InstrumentOptions | None = None,
                source_text: str | None = None) -> Instrumented:
-    """Insert a counter into every basic block of every function with a body.
+    """Insert a counter into every basic block of every function with a body (with ``options.kernels``, of
+    those kernels and the functions they reach).
 
     ``source_text`` (the PTX the module was parsed from) is hashed into the map; without it the printed
     module is hashed.
@@ -258,7 +260,10 @@ def instrument(module: A.Module, options: InstrumentOptions | None = None,
     options = options or InstrumentOptions()
     _check(module, options.symbol)
     reach = reaching_kernels(module)
-    graphs = [(f, build_cfg(f).blocks) for f in module.functions if f.body is not None]
+    if options.kernels:
+        reach = {f: ks for f, ks in ((f, [k for k in ks if k in options.kernels]) for f, ks in reach.items()) if ks}
+    graphs = [(f, build_cfg(f).blocks) for f in module.functions
+              if f.body is not None and (not options.kernels or f.name in reach)]
     counters: list[Counter] = []
     firsts: dict[int, int] = {}
     for fn, blocks in graphs:

@@ -22,11 +22,13 @@ from ptxstatic.counts.static.ctas import Affinity, cta_affinity, search
 from ptxstatic.counts.static.interp import Group, Interpreter, WorkLimit
 from ptxstatic.counts.static.markov import frequency_estimate
 from ptxstatic.counts.static.values import Rows, constant_bits, fake_base, maybe_null
-from ptxstatic.errors import PtxstaticError
 from ptxstatic.launch import Buffer, Launch
 from ptxstatic.limits import STATIC_CLASS_CTAS, STATIC_MAX_SECONDS, STATIC_MAX_THREADS, STATIC_MAX_WORK
 from ptxstatic.ptx.ast import Function, Module, VarDecl
 from ptxstatic.ptx.dtypes import U64, Unsupported
+from ptxstatic.ptx.params import bind_args
+from ptxstatic.toolchain.cxx_params import bind_launch
+from ptxstatic.toolchain.demangle import find_kernel
 
 CHUNK_THREADS = 1 << 15  #: threads interpreted together (whole CTAs)
 
@@ -95,25 +97,9 @@ def symbol_tags(module: Module, kernel: Function) -> dict[str, int]:
     return {n: i for i, n in enumerate(dict.fromkeys(names))}
 
 
-def _param_lookup(kernel: Function, launch: Launch) -> dict[str, int | float | Buffer]:
-    """Launch arguments keyed by PTX parameter name; accepts the name, the index, or ``param_<index>``."""
-    decls = [d.name for p in kernel.params or () for d in p.names]
-    aliases = {}
-    for i, name in enumerate(decls):
-        aliases.update({name: name, str(i): name, f"param_{i}": name})
-    out = {}
-    for key, value in launch.args.items():
-        if key not in aliases:
-            raise PtxstaticError(
-                f"kernel {kernel.name} has no parameter {key!r}; name one of: "
-                + ", ".join(f"{i} ({n})" for i, n in enumerate(decls)))
-        out[aliases[key]] = value
-    return out
-
-
 def kernel_params(kernel: Function, launch: Launch, tags: dict[str, int]) -> tuple[dict, list[str]]:
     """Parameter-space contents at kernel entry, and notes on parameters left unknown."""
-    given = _param_lookup(kernel, launch)
+    given = bind_args(kernel, launch.args)
     params: dict = {}
     notes = []
     for decl in kernel.params or ():
@@ -167,14 +153,6 @@ def entry_group(launch: Launch, ctas: np.ndarray) -> Group:
 
 
 # --------------------------------------------------------------------------------------- estimate
-
-
-def _kernel(module: Module, name: str) -> Function:
-    for k in module.kernels:
-        if k.name == name:
-            return k
-    raise PtxstaticError(f"{module.filename}: no kernel named {name!r}; kernels: "
-                         + ", ".join(k.name for k in module.kernels))
 
 
 class _Session:
@@ -258,7 +236,8 @@ def estimate_counts(module: Module, kernel_name: str, launch: Launch, *, max_wor
 
     ``max_seconds`` bounds the interpretation; past it the threads not yet counted get branch-probability
     frequencies and every block they reach is flagged."""
-    kernel = _kernel(module, kernel_name)
+    kernel = find_kernel(module, kernel_name)
+    launch = bind_launch(module, kernel, launch.validate())
     n_cta, tpb = launch.blocks, launch.threads_per_block
     aff = cta_affinity(module, kernel) if control_depends_on(module, kernel, ("%ctaid",)) else None
     session = _Session(module, kernel, launch, max_work, fast_forward, max_seconds, aff and aff.watch)
