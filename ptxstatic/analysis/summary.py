@@ -128,6 +128,7 @@ def summarize(fn: Function, module: Module | None = None, cfg: BlockGraph | None
             (min(lines), max(lines)) if lines else (0, 0),
             first.loc.line if first is not None and first.loc is not None else None,
         ))
+    loops.sort(key=lambda lp: (lp.lines[0], -lp.blocks))  # source order, an outer loop before its inner ones
     calls = sorted({
         o.name for i in ins if i.opcode.startswith("call") for o in i.operands[:2] if isinstance(o, Sym)
     })

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,7 +19,8 @@ CUDA_SUFFIXES = (".cu",)
 
 
 def expand(paths: tuple[str, ...]) -> list[str]:
-    """Files named on the command line, directories expanded to the .ptx and .cu files under them."""
+    """Files named on the command line, directories expanded to the .ptx and .cu files under them (with the
+    symbolic links among them that point nowhere, which :func:`load` reports)."""
     out: list[str] = []
     for p in paths:
         if p == "-":
@@ -26,23 +28,50 @@ def expand(paths: tuple[str, ...]) -> list[str]:
             continue
         path = Path(p)
         if path.is_dir():
-            found = sorted(
-                str(f) for f in path.rglob("*") if f.is_file() and f.suffix in PTX_SUFFIXES + CUDA_SUFFIXES
-            )
+            found = sorted(str(f) for f in path.rglob("*") if f.suffix in PTX_SUFFIXES + CUDA_SUFFIXES
+                           and (f.is_file() or _dangling(f)))
             if not found:
                 raise PtxstaticError(f"{p}: no .ptx or .cu files in this directory")
             out += found
         elif path.exists():
             out.append(p)
+        elif _dangling(path):
+            raise PtxstaticError(_dangling_message(path))
         else:
             raise PtxstaticError(f"{p}: no such file or directory")
     return out
 
 
+def _dangling(path: Path) -> bool:
+    return path.is_symlink() and not path.exists()
+
+
+def _dangling_message(path: Path) -> str:
+    return f"{path}: dangling symbolic link (to {os.readlink(path)}, which does not exist)"
+
+
+def read_stdin() -> str:
+    """Standard input as text: UTF-8 without NUL bytes, else a one-line :class:`SourceError`."""
+    data = sys.stdin.buffer.read()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SourceError("<stdin>", data[: exc.start].count(b"\n") + 1, 1,
+                          f"input is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}): "
+                          "expected PTX") from None
+    if "\0" in text:
+        at = text.index("\0")
+        raise SourceError("<stdin>", text[:at].count("\n") + 1, 1,
+                          f"input is binary (a NUL byte at offset {at}): expected PTX text")
+    return text
+
+
 def read(path: str, nvcc_flags: str) -> tuple[str, str]:
     """(PTX text, the name to show) of one input: ``-`` is standard input, ``.cu`` is compiled with nvcc."""
     if path == "-":
-        return sys.stdin.read(), "<stdin>"
+        return read_stdin(), "<stdin>"
+    if _dangling(Path(path)):
+        raise PtxstaticError(_dangling_message(Path(path)))
     if path.endswith(CUDA_SUFFIXES):
         return compile_to_ptx(path, nvcc_flags), path
     return read_ptx(path), path

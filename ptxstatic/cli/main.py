@@ -45,7 +45,7 @@ class LazyGroup(click.Group):
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="ptxstatic")
+@click.version_option(package_name="ptxstatic", prog_name="ptxstatic")
 def cli() -> None:
     """Static performance, power and energy analysis of CUDA PTX."""
 

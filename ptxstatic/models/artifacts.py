@@ -121,8 +121,9 @@ def _refuse_link(path: Path) -> None:
 
 
 def _check_array_size(path: Path, archive: zipfile.ZipFile, member: zipfile.ZipInfo) -> None:
-    """Refuse an array whose stored size or declared shape exceeds ``MODEL_ARRAY_BYTES``, from its header."""
-    too_big = f"{path}: array {member.filename!r} exceeds the {MODEL_ARRAY_BYTES >> 20} MiB limit of a model array"
+    """Refuse an array whose stored size or declared shape exceeds ``MODEL_ARRAY_BYTES``, from its header
+    (object arrays are left to ``np.load``, which refuses them without unpickling)."""
+    too_big = f"{path}: array {member.filename!r} exceeds the limit of a model array ({MODEL_ARRAY_BYTES:,} bytes)"
     if member.file_size > MODEL_ARRAY_BYTES + 4096:
         raise PtxstaticError(too_big)
     with archive.open(member) as f:
@@ -131,5 +132,5 @@ def _check_array_size(path: Path, archive: zipfile.ZipFile, member: zipfile.ZipI
         if version not in read_header:
             raise PtxstaticError(f"{path}: array {member.filename!r} has an unknown .npy format {version}")
         shape, _, dtype = read_header[version](f)
-    if dtype.hasobject or int(np.prod(shape, dtype=object)) * dtype.itemsize > MODEL_ARRAY_BYTES:
+    if not dtype.hasobject and int(np.prod(shape, dtype=object)) * dtype.itemsize > MODEL_ARRAY_BYTES:
         raise PtxstaticError(too_big)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ptxstatic.analysis.summary import FunctionSummary
 from ptxstatic.ptx.ast import Module
+from ptxstatic.report.words import counted
 
 
 def _counts(d: dict[str, int]) -> str:
@@ -23,8 +24,8 @@ def parse_summary(m: Module) -> str:
             continue
         dirs = " ".join(f".{d.name} {','.join(map(str, d.values))}".rstrip() for d in f.directives)
         lines.append(
-            f"  {f.kind:5} {f.name}  line {f.line}: {len(f.params or ())} params, "
-            f"{len(f.instructions)} instructions{'  ' + dirs if dirs else ''}"
+            f"  {f.kind:5} {f.name}  line {f.line}: {counted(len(f.params or ()), 'param')}, "
+            f"{counted(len(f.instructions), 'instruction')}{'  ' + dirs if dirs else ''}"
         )
     for g in m.globals:
         names = ", ".join(d.name for d in g.names)
@@ -44,7 +45,8 @@ def function_summary(s: FunctionSummary) -> str:
     for lp in s.loops:
         src = f"  .cu line {lp.source_line}" if lp.source_line else ""
         lines.append(
-            f"    loop {lp.header}: depth {lp.depth}, {lp.blocks} blocks, PTX lines {lp.lines[0]}-{lp.lines[1]}{src}"
+            f"    loop {lp.header}: depth {lp.depth}, {counted(lp.blocks, 'block')}, "
+            f"PTX lines {lp.lines[0]}-{lp.lines[1]}{src}"
         )
     lines.append(f"    mix: {_counts(s.mix)}")
     lines.append(

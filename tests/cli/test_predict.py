@@ -235,7 +235,7 @@ def test_bad_inputs_are_one_line_errors(tmp_path: Path) -> None:
     p = run("predict", str(tmp_path / "missing.ptx"))
     assert p.returncode == 2 and "error:" in p.stderr and "Traceback" not in p.stderr
     p = run("predict", str(DATA / "fma_chain.ptx"), "--kernel", "nope")
-    assert p.returncode == 2 and "no kernel 'nope'" in p.stderr
+    assert p.returncode == 2 and "no kernel named 'nope'" in p.stderr
     p = run("predict", str(DATA / "fma_chain.ptx"), "--model", str(SHIPPED / "lstm"))
     assert p.returncode == 2 and "no calibrated intervals" in p.stderr and "Traceback" not in p.stderr
     broken = tmp_path / "physical"

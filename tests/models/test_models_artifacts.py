@@ -97,3 +97,54 @@ def test_hostile_or_broken_cards(tmp_path: Path) -> None:
     (d / CARD).write_text(json.dumps(card))
     with pytest.raises(PtxstaticError, match="does not match the model card's listing"):
         load_model(d)
+
+
+def _with_checksum(d: Path) -> None:
+    """Make the card's sha256 match the array file again, as a tamperer who edits both would."""
+    from ptxstatic.models.artifacts import sha256_file
+
+    card = json.loads((d / CARD).read_text())
+    card["arrays"]["sha256"] = sha256_file(d / WEIGHTS)
+    (d / CARD).write_text(json.dumps(card))
+
+
+def test_an_array_header_declaring_a_huge_shape_is_refused_before_allocating(tmp_path: Path) -> None:
+    """A 200-byte member whose .npy header declares 2^40 float64 values (8 TiB) is refused from its header."""
+    from ptxstatic.limits import MODEL_ARRAY_BYTES
+
+    d = _model(tmp_path)
+    header = {"descr": "<f8", "fortran_order": False, "shape": (1 << 40,)}
+    with zipfile.ZipFile(d / WEIGHTS, "w") as z, z.open("surface.npy", "w") as f:
+        np.lib.format.write_array_header_1_0(f, header)
+        f.write(b"\0" * 64)
+    _with_checksum(d)
+    with pytest.raises(PtxstaticError, match=rf"exceeds the limit of a model array \({MODEL_ARRAY_BYTES:,} bytes\)"):
+        load_model(d)
+
+
+def test_a_large_stored_array_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An array over the cap (lowered here to 1 KiB) is refused; the same model loads under the real cap."""
+    import ptxstatic.models.artifacts as artifacts
+
+    d = save_model(tmp_path / "m", "mean_surface", {"surface": np.ones((3, 200))}, {"clocks": CLOCKS.to_dict()},
+                   {"name": "mean_surface", "gpu": "toy"})
+    from ptxstatic.models.artifacts import load_arrays, read_card
+
+    assert load_arrays(*read_card(d))["surface"].shape == (3, 200)
+    monkeypatch.setattr(artifacts, "MODEL_ARRAY_BYTES", 1024)
+    with pytest.raises(PtxstaticError, match=r"exceeds the limit of a model array \(1,024 bytes\)"):
+        load_arrays(*read_card(d))
+
+
+def test_symbolic_links_in_a_model_directory_are_refused(tmp_path: Path) -> None:
+    d = _model(tmp_path)
+    outside = tmp_path / "elsewhere.npz"
+    (d / WEIGHTS).rename(outside)
+    (d / WEIGHTS).symlink_to(outside)
+    with pytest.raises(PtxstaticError, match="must not be a symbolic link"):
+        load_model(d)
+    e = _model(tmp_path / "e")
+    (e / CARD).rename(tmp_path / "card.json")
+    (e / CARD).symlink_to(tmp_path / "card.json")
+    with pytest.raises(PtxstaticError, match="must not be a symbolic link"):
+        load_model(e)
