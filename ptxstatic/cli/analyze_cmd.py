@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING
 
 import click
@@ -33,13 +32,14 @@ def analyze(ctx: click.Context, files: tuple[str, ...], kernel: str | None, func
     from ptxstatic.analysis.cfg import call_graph as build_call_graph
     from ptxstatic.analysis.summary import summarize
     from ptxstatic.report.analysis_text import function_summary, module_header
+    from ptxstatic.report.json_doc import error_json, json_document, kernel_entry
     from ptxstatic.toolchain.demangle import designates
 
     def wanted(fn: Function) -> bool:
         return (functions or fn.is_kernel) and (kernel is None or designates(fn.name, kernel))
 
     failed = False
-    results = []
+    results, kernels, errors = [], [], []
     for stream in streams(files, nvcc_flags):
         m = stream.module
         shown = _echo_errors(m.errors, 0)
@@ -48,7 +48,8 @@ def analyze(ctx: click.Context, files: tuple[str, ...], kernel: str | None, func
             continue
         if fmt == "text":
             click.echo(module_header(m))
-        entry: dict = {"file": m.filename, "version": m.version, "target": list(m.target), "functions": []}
+        entry: dict = {"file": m.filename, "version": m.version, "target": list(m.target)}
+        found = 0
         edges = []
         for fn in stream.functions(wanted if not call_graph else None):
             shown = _echo_errors(m.errors, shown)
@@ -58,23 +59,24 @@ def analyze(ctx: click.Context, files: tuple[str, ...], kernel: str | None, func
                 if not wanted(fn):
                     continue
             s = summarize(fn, m)
-            entry["functions"].append(s.to_dict())
+            kernels.append(kernel_entry(m.filename, s.name, s.to_dict()))
+            found += 1
             if fmt == "text":
                 click.echo(function_summary(s))
         _echo_errors(m.errors, shown)
         failed |= bool(m.errors)
-        entry["errors"] = [str(e) for e in m.errors]
+        errors += [error_json(e, m.filename) for e in m.errors]
         if call_graph:
             entry["call_graph"] = edges
         results.append(entry)
         if fmt == "text":
             for c in edges:
                 click.echo(f"  call {c['caller']} -> {c['callee']} (line {c['line']})")
-            if kernel and not entry["functions"]:
+            if kernel and not found:
                 click.echo(f"  no kernel named {kernel}")
     if fmt == "json":
-        click.echo(json.dumps(results if len(results) != 1 else results[0], indent=1))
-    if kernel and not any(r["functions"] for r in results):
+        click.echo(json_document("analyze", kernels, errors, files=results))
+    if kernel and not kernels:
         raise click.BadParameter(f"no {'function' if functions else 'kernel'} named {kernel!r}", param_hint="--kernel")
     if failed:
         ctx.exit(2)

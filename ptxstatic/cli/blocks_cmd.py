@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from ptxstatic.cli import options
@@ -31,6 +29,7 @@ def blocks(source: str, kernel: str, launch: Launch, fmt: str, output: str | Non
     from ptxstatic.cli.inputs import load
     from ptxstatic.counts.static.estimate import estimate_counts
     from ptxstatic.report.blocks_text import estimate_text
+    from ptxstatic.report.json_doc import json_document, kernel_entry
     from ptxstatic.toolchain.demangle import find_kernel
 
     module = load(source, nvcc_flags, recover=False)
@@ -38,4 +37,7 @@ def blocks(source: str, kernel: str, launch: Launch, fmt: str, output: str | Non
     est = estimate_counts(module, kernel, launch, max_seconds=max_seconds)
     if output:
         est.counts.save(output)
-    click.echo(json.dumps(est.to_dict(), indent=1) if fmt == "json" else estimate_text(module, est))
+    if fmt == "json":
+        click.echo(json_document("blocks", [kernel_entry(module.filename, kernel, est.to_dict())], []))
+    else:
+        click.echo(estimate_text(module, est))

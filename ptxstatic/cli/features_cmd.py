@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from ptxstatic.cli import options
@@ -38,6 +36,7 @@ def features(source: str, kernel: str, counts_file: str | None, launch: Launch, 
     from ptxstatic.features.portable import features_from_counts
     from ptxstatic.features.resources import kernel_resources
     from ptxstatic.report.features_text import features_text
+    from ptxstatic.report.json_doc import json_document, kernel_entry
     from ptxstatic.toolchain.demangle import find_kernel
     from ptxstatic.toolchain.ptxas import target_arch
 
@@ -53,6 +52,7 @@ def features(source: str, kernel: str, counts_file: str | None, launch: Launch, 
         click.echo(f"warning: no register or shared-memory figures: {exc}", err=True)
     values = features_from_counts(module, kernel, counts, gpu=target, ptxas=stats)
     if fmt == "json":
-        click.echo(json.dumps({"kernel": kernel, "counts_source": counts.source, "features": values}, indent=1))
+        entry = kernel_entry(module.filename, kernel, {"counts_source": counts.source, "features": values})
+        click.echo(json_document("features", [entry], []))
     else:
         click.echo(features_text(module.filename, kernel, counts.source, values))

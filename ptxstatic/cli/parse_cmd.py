@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from ptxstatic.cli import options
@@ -19,16 +17,19 @@ def parse(ctx: click.Context, files: tuple[str, ...], fmt: str, nvcc_flags: str)
     """Parse PTX FILES (.ptx, .cu compiled with nvcc, directories, or - for stdin)."""
     from ptxstatic.ptx.to_json import module_json
     from ptxstatic.report.analysis_text import parse_summary
+    from ptxstatic.report.json_doc import error_json, json_document, kernel_entry
 
     failed = False
-    dumped = []
+    dumped, kernels, errors = [], [], []
     for m in modules(files, nvcc_flags):
         failed |= bool(m.errors)
         if fmt == "json":
             dumped.append(module_json(m))
+            kernels += [kernel_entry(m.filename, k.name, {}) for k in m.kernels]
+            errors += [error_json(e, m.filename) for e in m.errors]
         elif m.items:
             click.echo(parse_summary(m))
     if fmt == "json":
-        click.echo(json.dumps(dumped if len(dumped) != 1 else dumped[0], indent=1))
+        click.echo(json_document("parse", kernels, errors, files=dumped))
     if failed:
         ctx.exit(2)

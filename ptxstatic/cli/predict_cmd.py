@@ -4,8 +4,6 @@ estimate of absolute time given a launch (numpy inference of shipped models; no 
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from ptxstatic.cli import options
@@ -39,12 +37,13 @@ def predict(file: str, gpu: str | None, model_path: str | None, kernel: str | No
     from ptxstatic.decisions.clocks import parse_fraction
     from ptxstatic.predict import load_models, predict_module
     from ptxstatic.report.dvfs_prediction import prediction_text
+    from ptxstatic.report.json_doc import json_document, kernel_entry
 
     models = load_models(gpu, model_path)
     slowdown = parse_fraction(max_slowdown) if max_slowdown is not None else None
     module = load(file, nvcc_flags, recover=False)
     results = predict_module(module, models, launch, kernel=kernel, max_slowdown=slowdown, max_seconds=max_seconds)
     if fmt == "json":
-        click.echo(json.dumps(results if len(results) > 1 else results[0], indent=1))
+        click.echo(json_document("predict", [kernel_entry(r["file"], r["kernel"], r) for r in results], []))
     else:
         click.echo("\n\n".join(prediction_text(r) for r in results))

@@ -31,16 +31,17 @@ def test_analyze_json_matches_the_library():
     p = run("analyze", str(PTX), "--format", "json")
     assert p.returncode == 0, p.stderr
     data = json.loads(p.stdout)
-    expected = [s.to_dict() for s in summarize_module(parse_file(PTX))]
-    assert json.loads(json.dumps(expected)) == data["functions"]
-    nested = next(f for f in data["functions"] if f["name"] == "nested")
+    expected = [{"file": str(PTX), "kernel": s.name, "display_name": s.name, **s.to_dict()}
+                for s in summarize_module(parse_file(PTX))]
+    assert json.loads(json.dumps(expected)) == data["kernels"]
+    nested = next(f for f in data["kernels"] if f["name"] == "nested")
     assert nested["blocks"] == 11 and nested["max_loop_depth"] == 2 and nested["shared_bytes"] == 256
 
 
 def test_analyze_one_kernel_from_stdin():
     p = run("analyze", "-", "--kernel", "branchy", "--format", "json", stdin=PTX.read_text())
     assert p.returncode == 0, p.stderr
-    assert [f["name"] for f in json.loads(p.stdout)["functions"]] == ["branchy"]
+    assert [f["name"] for f in json.loads(p.stdout)["kernels"]] == ["branchy"]
 
 
 def test_analyze_directory(tmp_path: Path):
@@ -49,13 +50,13 @@ def test_analyze_directory(tmp_path: Path):
     (tmp_path / "sub" / "b.ptx").write_text(PTX.read_text())
     p = run("analyze", str(tmp_path), "--format", "json")
     assert p.returncode == 0, p.stderr
-    assert len(json.loads(p.stdout)) == 2
+    assert len(json.loads(p.stdout)["files"]) == 2
 
 
 def test_parse_json_dump_has_decoded_instructions():
     p = run("parse", str(PTX), "--format", "json")
     assert p.returncode == 0, p.stderr
-    data = json.loads(p.stdout)
+    data = json.loads(p.stdout)["files"][0]
     fn = next(i for i in data["items"] if i["node"] == "Function" and i["name"] == "row_sum")
     ld = next(s for s in fn["body"] if s["node"] == "Instruction" and s["opcode"] == "ld.global.nc.f32")
     assert ld["info"]["space"] == "global" and ld["info"]["cache"] == ["nc"] and ld["loc"]["line"] == 8
@@ -87,7 +88,7 @@ def test_cu_input_is_compiled(tmp_path: Path):
     p = run("analyze", str(FRONTEND_DATA / "small.cu"), "--nvcc-flags", "-arch=sm_90 -lineinfo", "--format", "json")
     assert p.returncode == 0, p.stderr
     data = json.loads(p.stdout)
-    assert data["target"] == ["sm_90"] and len(data["functions"]) == 3
+    assert data["files"][0]["target"] == ["sm_90"] and len(data["kernels"]) == 3
 
 
 def test_cu_input_without_nvcc(tmp_path: Path):

@@ -82,7 +82,7 @@ def test_loops_are_listed_in_source_order():
     path = FIXTURES / "nvcc" / "sm_80" / "lineinfo" / "atomics.ptx"
     p = run("analyze", str(path), "-k", "atomic_histogram256", "--format", "json")
     assert p.returncode == 0, p.stderr
-    loops = json.loads(p.stdout)["functions"][0]["loops"]
+    loops = json.loads(p.stdout)["kernels"][0]["loops"]
     assert [lp["header"] for lp in loops] == ["$L__BB0_2", "$L__BB0_5", "$L__BB0_8"]
     starts = [lp["lines"][0] for lp in loops]
     assert starts == sorted(starts)

@@ -78,16 +78,16 @@ def test_every_command_that_takes_kernels_takes_the_cxx_name(tmp_path: Path):
     launch = ("--grid", "2", "--block", "256", "--param", "n=300")
     p = run("analyze", str(TEMPLATES), *query, "--format", "json")
     assert p.returncode == 0, p.stderr
-    assert [f["name"] for f in json.loads(p.stdout)["functions"]] == [FLOAT_SUM]
+    assert [f["kernel"] for f in json.loads(p.stdout)["kernels"]] == [FLOAT_SUM]
     p = run("blocks", str(TEMPLATES), *query, *launch, "--format", "json")
     assert p.returncode == 0, p.stderr
-    assert json.loads(p.stdout)["kernel"] == FLOAT_SUM
+    assert json.loads(p.stdout)["kernels"][0]["kernel"] == FLOAT_SUM
     p = run("features", str(TEMPLATES), *query, *launch, "--format", "json")
     assert p.returncode == 0, p.stderr
-    assert json.loads(p.stdout)["kernel"] == FLOAT_SUM
+    assert json.loads(p.stdout)["kernels"][0]["kernel"] == FLOAT_SUM
     p = run("predict", str(TEMPLATES), *query, *launch, "--format", "json")
     assert p.returncode == 0, p.stderr
-    assert json.loads(p.stdout)["kernel"] == FLOAT_SUM
+    assert [k["kernel"] for k in json.loads(p.stdout)["kernels"]] == [FLOAT_SUM]
     out = tmp_path / "counted.ptx"
     p = run("instrument", str(TEMPLATES), *query, "-o", str(out))
     assert p.returncode == 0, p.stderr
@@ -99,7 +99,7 @@ def test_every_command_that_takes_kernels_takes_the_cxx_name(tmp_path: Path):
 def test_predict_with_a_bare_name_predicts_every_instantiation():
     p = run("predict", str(TEMPLATES), "-k", "tmpl_axpy", "--format", "json")
     assert p.returncode == 0, p.stderr
-    assert len(json.loads(p.stdout)) == 3
+    assert len(json.loads(p.stdout)["kernels"]) == 3
 
 
 def test_a_kernel_name_that_designates_nothing_is_one_line_in_every_command(tmp_path: Path):

@@ -93,7 +93,7 @@ def test_parameters_by_cxx_name_and_by_index_give_the_same_counts():
     def counts(*param: str) -> dict:
         p = run("blocks", str(EXAMPLE), "-k", "saxpy", "--grid", "4", "--block", "64", "--format", "json", *param)
         assert p.returncode == 0, p.stderr
-        return json.loads(p.stdout)["counts"]
+        return json.loads(p.stdout)["kernels"][0]["counts"]
 
     by_name = counts("--param", "n=1000")
     assert by_name == counts("--param", "0=1000") == counts("--param", "saxpy_param_0=1000")

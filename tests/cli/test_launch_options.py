@@ -24,7 +24,7 @@ def run(*args: str) -> subprocess.CompletedProcess:
 def block_counts(*launch: str) -> dict:
     p = run("blocks", str(COUNTED), "-k", "guard_parity", "--format", "json", *launch)
     assert p.returncode == 0, p.stderr
-    return json.loads(p.stdout)["counts"]
+    return json.loads(p.stdout)["kernels"][0]["counts"]
 
 
 def test_every_spelling_of_a_launch_gives_the_same_counts(tmp_path):
@@ -47,11 +47,11 @@ def test_a_param_without_a_launch_is_an_error_where_the_launch_is_optional():
 
 
 def test_a_launch_changes_the_prediction_input():
-    without = json.loads(run("predict", str(EXAMPLE), "-k", "saxpy", "--format", "json").stdout)
+    without = json.loads(run("predict", str(EXAMPLE), "-k", "saxpy", "--format", "json").stdout)["kernels"][0]
     p = run("predict", str(EXAMPLE), "-k", "saxpy", "--grid", "64", "--block", "256", "--param", "0=1000000",
             "--format", "json")
     assert p.returncode == 0, p.stderr
-    with_launch = json.loads(p.stdout)
+    with_launch = json.loads(p.stdout)["kernels"][0]
     assert any("program order" in n for n in without["notes"])
     assert any("executed sequence from static block counts" in n for n in with_launch["notes"])
 

@@ -198,17 +198,18 @@ def test_features_command_json(tmp_path):
     p = run("blocks", str(COUNTED), "-k", "guard_parity", "--grid", "3", "--block", "32", "--param", "1=70",
             "-o", str(counts), "--format", "json")
     assert p.returncode == 0, p.stderr
-    assert json.loads(p.stdout)["summary"] == [{"function": "guard_parity", "blocks": 5, "exact": 5, "estimated": 0}]
+    summary = json.loads(p.stdout)["kernels"][0]["summary"]
+    assert summary == [{"function": "guard_parity", "blocks": 5, "exact": 5, "estimated": 0}]
     p = run("features", str(COUNTED), "-k", "guard_parity", "--counts", str(counts), "--format", "json")
     assert p.returncode == 0, p.stderr
-    data = json.loads(p.stdout)
+    data = json.loads(p.stdout)["kernels"][0]
     assert data["counts_source"] == "static" and data["features"]["global_bytes"] == 280
 
 
 def test_commands_report_bad_input_without_traceback():
     p = run("blocks", str(COUNTED), "-k", "missing", "--grid", "1", "--block", "32")
     assert p.returncode == 2 and "no kernel named 'missing'" in p.stderr and "Traceback" not in p.stderr
-    p = run("features", str(COUNTED), "-k", "guard_parity", "--gpu", "voodoo2", "--param", "1=3")
+    p = run("features", str(COUNTED), "-k", "guard_parity", "--gpu", "voodoo2", "--block", "32", "--param", "1=3")
     assert p.returncode == 2 and "unknown GPU" in p.stderr and "Traceback" not in p.stderr
     p = run("blocks", str(COUNTED), "-k", "guard_parity", "--grid", "0")
     assert p.returncode == 2 and "bad dimensions" in p.stderr
@@ -222,7 +223,7 @@ def test_features_read_profile_output(tmp_path):
     path.write_text(json.dumps({"kernel": "guard_parity", "device": "test", "counts": counts.to_dict()}))
     p = run("features", str(COUNTED), "-k", "guard_parity", "--counts", str(path), "--format", "json")
     assert p.returncode == 0, p.stderr
-    assert json.loads(p.stdout)["features"]["instructions"] == 1890
+    assert json.loads(p.stdout)["kernels"][0]["features"]["instructions"] == 1890
 
 
 def test_features_for_maxwell_estimate_the_resources_from_the_ptx():
@@ -231,7 +232,7 @@ def test_features_for_maxwell_estimate_the_resources_from_the_ptx():
     p = run("features", str(COUNTED), "-k", "guard_parity", "--grid", "24", "--block", "256", "--param", "1=9",
             "--gpu", "titanx", "--format", "json")
     assert p.returncode == 0, p.stderr
-    f = json.loads(p.stdout)["features"]
+    f = json.loads(p.stdout)["kernels"][0]["features"]
     assert f["resources"].startswith("estimated from the PTX") and f["gpu"] == "titanx"
     module = parse_file(COUNTED)
     registers = register_pressure(build_cfg(module.function("guard_parity")))

@@ -69,7 +69,7 @@ print(json.dumps({{"time": d.surfaces[0].tolist(), "lower": d.lower[0].tolist(),
                           "loop_row_sum", "--model", str(out), "--format", "json"], capture_output=True, text=True,
                          cwd=ROOT)
     assert cli.returncode == 0, cli.stderr
-    d = json.loads(cli.stdout)
+    (d,) = json.loads(cli.stdout)["kernels"]
     assert len(d["configs"]) == len(data.clocks) and d["model"]["kind"] == "physical"
 
 
