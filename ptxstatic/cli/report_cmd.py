@@ -13,7 +13,7 @@ from ptxstatic.launch import Launch
 @click.argument("file", metavar="FILE.cu|FILE.ptx", type=click.Path(dir_okay=False))
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), metavar="DIR",
               help="Directory to write FILE's page to (DIR/<file stem>.html).")
-@click.option("--kernel", "-k", metavar="NAME", help="Only this kernel (default: every kernel in FILE).")
+@click.option("--kernel", "-k", metavar="NAME", help="Only this kernel, by C++ or PTX name [default: every kernel].")
 @click.option("--gpu", metavar="NAME", help="GPU of the shipped models to use [default: gtxtitanx].")
 @click.option("--model", "model_path", metavar="DIR", help="A DVFS model directory instead of the shipped default.")
 @options.launch_options(required=False)

@@ -54,11 +54,11 @@ def bit_width(ty: str) -> int:
 
 
 def is_float(ty: str) -> bool:
-    return ty[0] == "f" or ty.startswith("bf")
+    return ty.startswith(("f", "bf"))
 
 
 def is_signed(ty: str) -> bool:
-    return ty[0] == "s"
+    return ty.startswith("s")
 
 
 def is_integer(ty: str) -> bool:

@@ -21,6 +21,7 @@ from ptxstatic.lint.compile_db import CompileDatabase, find_database, load_datab
 from ptxstatic.lint.document import DocumentResult, Problem, analyse_document, kind_of
 from ptxstatic.predict import Models, executed_estimate, predict_kernel
 from ptxstatic.ptx.ast import Function, Module, SourceLoc
+from ptxstatic.toolchain.demangle import find_kernels
 
 
 @dataclass(frozen=True)
@@ -77,10 +78,9 @@ def file_report(path: str, config: Config, models: Models, launch: Launch | None
     module = doc.module
     if module is None or (not module.kernels and doc.problems):
         raise PtxstaticError(doc.problems[0].render() if doc.problems else f"{path}: nothing to report")
-    functions = [k for k in module.kernels if kernel is None or k.name == kernel]
+    functions = find_kernels(module, kernel) if kernel is not None else module.kernels
     if not functions:
-        names = ", ".join(k.name for k in module.kernels) or "none"
-        raise PtxstaticError(f"{path}: no kernel {kernel!r} (kernels: {names})" if kernel else f"{path}: no kernels")
+        raise PtxstaticError(f"{path}: no kernels")
     root = doc.compile.directory if doc.compile is not None else None
     kernels = [_kernel(module, fn, doc, models, launch, root) for fn in functions]
     sources = _sources(kernels)

@@ -16,7 +16,7 @@ from functools import cache
 from pathlib import Path
 
 from helpers import DATA, FIXTURES, FRONTEND_DATA
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from mutants import mutants
 
@@ -90,6 +90,7 @@ def mutated(index: int, seed: int, stacked: int) -> str:
 
 @FUZZ
 @given(st.integers(0, len(TEXTS) - 1), st.integers(0, 2 ** 32), st.integers(1, 3))
+@example(4, 2136, 1)  # a setp without a type: IndexError in the CTA-class analysis, found by a release run
 def test_grammar_aware_mutants_never_crash_the_pipeline(index, seed, stacked):
     pipeline(mutated(index, seed, stacked))
 

@@ -180,7 +180,7 @@ def test_the_command_writes_one_page(tmp_path: Path):
 @pytest.mark.parametrize(("args", "message"), [
     (["missing.ptx"], "missing.ptx: no such file"),
     (["notes.txt"], "notes.txt: not a CUDA (.cu) or PTX (.ptx) file"),
-    ([str(KERNELS_PTX), "--kernel", "nope"], "no kernel 'nope' (kernels: saxpy, stream_copy,"),
+    ([str(KERNELS_PTX), "--kernel", "nope"], "no kernel named 'nope'; kernels: saxpy, stream_copy,"),
 ])
 def test_bad_input_is_one_line(tmp_path: Path, args: list[str], message: str):
     (tmp_path / "notes.txt").write_text("hello")
