@@ -33,13 +33,13 @@ def global_sectors(lanes: np.ndarray, addresses: np.ndarray, width: int) -> tupl
     previous lane's from an aligned base (a coalesced access), so that inactive lanes do not count as waste."""
     offsets = np.asarray(lanes, dtype=np.int64) * width
     coalesced = np.union1d(offsets // SECTOR_BYTES, (offsets + width - 1) // SECTOR_BYTES)
-    return sectors_touched(addresses, width), len(coalesced)
+    return len(sectors_of(addresses, width)), len(coalesced)
 
 
-def sectors_touched(addresses: np.ndarray, width: int) -> int:
-    """The distinct 32-byte sectors that accesses of ``width`` bytes at ``addresses`` touch."""
+def sectors_of(addresses: np.ndarray, width: int) -> np.ndarray:
+    """The distinct 32-byte sectors (address // 32) that accesses of ``width`` bytes at ``addresses`` touch."""
     a = np.asarray(addresses, dtype=np.uint64)
-    return len(np.union1d(a // SECTOR_BYTES, (a + np.uint64(width - 1)) // SECTOR_BYTES))
+    return np.union1d(a // SECTOR_BYTES, (a + np.uint64(width - 1)) // SECTOR_BYTES)
 
 
 def shared_wavefronts(lanes: np.ndarray, addresses: np.ndarray, width: int) -> tuple[int, int, int]:

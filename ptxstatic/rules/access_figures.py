@@ -20,7 +20,7 @@ from ptxstatic.analysis.memory_access import (
     address_operand,
     global_sectors,
     pointer_params,
-    sectors_touched,
+    sectors_of,
     shared_wavefronts,
 )
 from ptxstatic.limits import MEMORY_RULES_MAX_STEPS
@@ -144,11 +144,27 @@ def _affine(coef: int, offset: int, width: int, space: str, why: str) -> Figures
     return Figures(1, cost, ideal, worst, coef, False, method, ((lanes, addresses),))
 
 
+def _block_of(ctx: RuleContext) -> dict[int, int]:
+    return ctx.mc.memo(f"PS1.blocks.{ctx.function.name}", lambda: {
+        j: b.id for b in ctx.cfg.blocks for j in range(b.start, b.start + len(b.instructions))})
+
+
+def report_key(ctx: RuleContext, index: int) -> object:
+    """What the accesses of one finding share: their ``.cu`` line, or without line information their basic
+    block and address register (the copies of an unrolled loop)."""
+    source, _ = ctx.source_location(index)
+    if source is not None:
+        return source
+    addr = address_operand(ctx.instructions[index])
+    base = getattr(addr.base, "name", None) if addr is not None else None
+    return (_block_of(ctx).get(index), base) if base else index
+
+
 def sibling_groups(ctx: RuleContext, indices: list[int], judged: dict[int, Figures]) -> list[list[int]]:
     """``indices`` grouped into accesses of one warp to neighbouring fields (``a[2 * i]`` and ``a[2 * i + 1]``,
-    ``p[i].x`` and ``p[i].y``): same basic block and opcode, and addresses a lane-constant offset apart that is
-    smaller than their stride, in every measured request (estimated ones: the same address register)."""
-    block_of = {j: b.id for b in ctx.cfg.blocks for j in range(b.start, b.start + len(b.instructions))}
+    ``p[i].x`` and ``p[i].y``): same basic block, and addresses a lane-constant offset apart that is smaller
+    than their stride, in every measured request (estimated ones: the same address register)."""
+    block_of = _block_of(ctx)
     parent = {i: i for i in indices}
 
     def root(i: int) -> int:
@@ -158,8 +174,7 @@ def sibling_groups(ctx: RuleContext, indices: list[int], judged: dict[int, Figur
 
     for k, a in enumerate(indices):
         for b in indices[k + 1:]:
-            if (block_of.get(a), ctx.instructions[a].opcode) == (block_of.get(b), ctx.instructions[b].opcode) \
-                    and _neighbours(ctx, judged[a], judged[b], a, b):
+            if block_of.get(a) == block_of.get(b) and _neighbours(ctx, judged[a], judged[b], a, b):
                 parent[root(b)] = root(a)
     groups: dict[int, list[int]] = {}
     for i in indices:
@@ -183,7 +198,7 @@ def _neighbours(ctx: RuleContext, a: Figures, b: Figures, ia: int, ib: int) -> b
     return True
 
 
-def combined_sectors(members: list[Figures], width: int) -> tuple[int, int] | None:
+def combined_sectors(members: list[Figures], widths: list[int]) -> tuple[int, int] | None:
     """(sectors, minimum) of sibling global accesses taken together, request by request: the sectors their
     bytes touch together against the sum of their minimums; None when they did not run together."""
     counts = {len(f.samples) for f in members}
@@ -191,6 +206,7 @@ def combined_sectors(members: list[Figures], width: int) -> tuple[int, int] | No
         return None
     sectors = minimum = 0
     for k in range(counts.pop()):
-        sectors += sectors_touched(np.concatenate([f.samples[k][1] for f in members]), width)
-        minimum += sum(global_sectors(*f.samples[k], width)[1] for f in members)
+        touched = [sectors_of(f.samples[k][1], w) for f, w in zip(members, widths, strict=True)]
+        sectors += len(np.unique(np.concatenate(touched)))
+        minimum += sum(global_sectors(*f.samples[k], w)[1] for f, w in zip(members, widths, strict=True))
     return sectors, minimum

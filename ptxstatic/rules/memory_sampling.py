@@ -93,7 +93,7 @@ def kernel_launch(fn: Function, pointers: set[str], configured: Launch | None) -
             position += 1
             if value is None:
                 value = _made_up(decl.dtype, bool(d.dims), d.name in pointers)
-                if d.name not in pointers:
+                if not isinstance(value, Buffer):
                     invented.add(d.name)
             args[d.name] = value
     if configured is not None:
@@ -102,10 +102,10 @@ def kernel_launch(fn: Function, pointers: set[str], configured: Launch | None) -
 
 
 def _made_up(dtype: str, aggregate: bool, pointer: bool) -> int | float | Buffer:
+    if aggregate:  # a structure passed by value, even one whose first field is a pointer
+        return 0
     if pointer:
         return Buffer("u32", DEFAULT_BUFFER_BYTES // 4)
-    if aggregate:
-        return 0
     return DEFAULT_FLOAT if dtype in ("f32", "f64") else DEFAULT_INTEGER
 
 

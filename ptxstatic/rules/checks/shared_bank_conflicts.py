@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ptxstatic.findings import Finding, Severity
-from ptxstatic.rules.access_figures import JUDGED, Figures, instruction_figures
+from ptxstatic.rules.access_figures import JUDGED, Figures, instruction_figures, report_key
 from ptxstatic.rules.context import RuleContext
 from ptxstatic.rules.registry import Option, rule
 
@@ -24,8 +24,7 @@ def shared_bank_conflict(ctx: RuleContext) -> Iterator[Finding]:
         figures = instruction_figures(ctx, i, "shared")
         if figures is None or figures.ratio < threshold:
             continue
-        source, _ = ctx.source_location(i)
-        groups.setdefault((source or i, kind, figures.measured), []).append((i, figures))
+        groups.setdefault((report_key(ctx, i), kind, figures.measured), []).append((i, figures))
     for (_, kind, _), found in groups.items():  # one finding per source line and kind (unrolled loops)
         yield _finding(ctx, kind, found)
 

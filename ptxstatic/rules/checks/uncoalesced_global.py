@@ -6,7 +6,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ptxstatic.findings import Finding, Severity
-from ptxstatic.rules.access_figures import JUDGED, Figures, combined_sectors, instruction_figures, sibling_groups
+from ptxstatic.rules.access_figures import (
+    JUDGED,
+    Figures,
+    combined_sectors,
+    instruction_figures,
+    report_key,
+    sibling_groups,
+)
 from ptxstatic.rules.context import RuleContext
 from ptxstatic.rules.registry import Option, rule
 
@@ -27,9 +34,8 @@ def uncoalesced_global_access(ctx: RuleContext) -> Iterator[Finding]:
     for i, figures in judged.items():
         if figures.ratio < threshold or i in exempt:
             continue
-        source, _ = ctx.source_location(i)
         kind = JUDGED[ctx.instructions[i].info.opcode]
-        groups.setdefault((source or i, kind, figures.measured), []).append((i, figures))
+        groups.setdefault((report_key(ctx, i), kind, figures.measured), []).append((i, figures))
     for (_, kind, _), found in groups.items():  # one finding per source line and kind (unrolled loops)
         yield _finding(ctx, kind, found)
 
@@ -52,7 +58,7 @@ def _together(ctx: RuleContext, judged: dict[int, Figures], indices: list[int], 
     for group in sibling_groups(ctx, indices, judged):
         if len(group) < 2:
             continue
-        together = combined_sectors([judged[i] for i in group], ctx.instructions[group[0]].info.width_bytes)
+        together = combined_sectors([judged[i] for i in group], [ctx.instructions[i].info.width_bytes for i in group])
         if together is not None and together[0] < threshold * together[1]:
             out.update(group)
     return out
