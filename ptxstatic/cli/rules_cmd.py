@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from ptxstatic.cli import options
@@ -22,8 +20,11 @@ def rules(fmt: str) -> None:
         click.echo(rules_markdown(table), nl=False)
         return
     if fmt == "json":
-        click.echo(json.dumps([{"code": r.code, "name": r.name, "category": r.category,
-                                "severity": str(r.severity), "summary": r.summary} for r in table], indent=1))
+        from ptxstatic.report.json_doc import json_document
+
+        click.echo(json_document("rules", [], [], rules=[{"code": r.code, "name": r.name, "category": r.category,
+                                                          "severity": str(r.severity), "summary": r.summary}
+                                                         for r in table]))
         return
     for r in table:
         click.echo(f"{r.code}  {r.name:32} {r.severity!s:8} {r.summary}")

@@ -63,11 +63,19 @@ def test_blocks_features_and_predict_follow_their_schemas():
     document("predict", str(EXAMPLE), "--gpu", "h100")  # a GPU with published figures and no models
 
 
-@pytest.mark.parametrize("command", ["parse", "analyze", "blocks", "features", "predict"])
+def test_rules_follow_their_schema():
+    from ptxstatic.rules.catalog import all_rules
+
+    doc = document("rules")
+    assert [r["code"] for r in doc["rules"]] == [r.code for r in all_rules()] and doc["kernels"] == []
+
+
+@pytest.mark.parametrize("command", ["parse", "analyze", "blocks", "features", "predict", "rules"])
 def test_the_schemas_reject_a_document_of_another_shape(command):
     schema = json_schema(command)
     good = {"schema": 1, "command": command, "tool": {"name": "ptxstatic", "version": "1"}, "kernels": [],
-            "errors": [], **({"files": []} if command in ("parse", "analyze") else {})}
+            "errors": [], **({"files": []} if command in ("parse", "analyze") else {}),
+            **({"rules": []} if command == "rules" else {})}
     jsonschema.validate(good, schema, cls=jsonschema.Draft202012Validator)
     for broken in ({**good, "schema": 2}, {k: v for k, v in good.items() if k != "errors"},
                    {**good, "kernels": [{"kernel": "k"}]}, {**good, "errors": ["text"]}, [good]):
