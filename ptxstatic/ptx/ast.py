@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from ptxstatic.errors import PtxstaticError
 from ptxstatic.ptx.isa import OpInfo, op_info
 
 # ------------------------------------------------------------------------------------------ operands
@@ -368,11 +367,10 @@ class Module:
     def address_size(self) -> int:
         """Bits of an address: the ``.address_size`` directive's, else 64. The ISA text names 32 as the default,
         but ptxas assembles a module without the directive for its ``--machine``, 64 on every host it runs on
-        (CUDA 12 and later no longer compile 32-bit PTX at all), and nvcc's 64-bit PTX may omit it."""
+        (CUDA 12 and later no longer compile 32-bit PTX at all), and nvcc's 64-bit PTX may omit it. A value that
+        is not a decimal number (``1e400``) gives 0: no valid size (only 32 and 64 are)."""
         value = next(iter(self._directive("address_size")), "64")
-        if value not in ("32", "64"):
-            raise PtxstaticError(f"{self.filename}: .address_size {value}: the address size is 32 or 64")
-        return int(value)
+        return int(value) if value.isdecimal() and len(value) < 6 else 0
 
     @property
     def functions(self) -> tuple[Function, ...]:

@@ -13,7 +13,7 @@ def _counts(d: dict[str, int]) -> str:
 
 def module_header(m: Module) -> str:
     target = ", ".join(m.target) or "?"
-    return f"{m.filename}  (PTX {m.version or '?'}, {target}, {m.address_size}-bit addresses)"
+    return f"{m.filename}  (PTX {m.version or '?'}, {target}, {m.address_size or '?'}-bit addresses)"
 
 
 def parse_summary(m: Module) -> str:

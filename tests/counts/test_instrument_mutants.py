@@ -72,3 +72,11 @@ def test_a_module_without_address_size_is_instrumented_for_64_bit_addresses(path
     done = instrument(module)
     assert "cvta.to.global.u64" in done.text or "mov.u64" in done.text
     assert assembles(done.text, target_arch(module)) is None
+
+
+@pytest.mark.parametrize("size", ["1e400", "48", "0"])
+def test_an_invalid_address_size_is_refused_not_a_crash(size):
+    """``.address_size 1e400`` (a directive mutant) crashed the pass with a ValueError: now a clear refusal."""
+    text = (DATA / "static" / "counted.ptx").read_text().replace(".address_size 64", f".address_size {size}")
+    with pytest.raises(PtxstaticError, match=r"\.address_size .*: the address size is 32 or 64"):
+        instrument(parse_text(text, "bad_size.ptx"))

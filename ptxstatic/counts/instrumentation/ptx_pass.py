@@ -132,6 +132,9 @@ def counter_declaration(options: InstrumentOptions, n_counters: int) -> A.VarDec
 def _check(module: A.Module, symbol: str) -> str:
     if module.errors:
         raise PtxstaticError(f"{module.filename}: the module has parse errors; fix them before instrumenting")
+    if module.address_size not in (32, 64):
+        raise PtxstaticError(f"{module.filename}: .address_size {module.address_size or 'unreadable'}: "
+                             "the address size is 32 or 64")
     arch = target_arch(module)
     if int(re.sub(r"\D", "", arch)) < MIN_SM:
         raise PtxstaticError(
