@@ -60,12 +60,12 @@ class Config:
     def root(self) -> Path | None:
         return self.path.parent if self.path is not None else None
 
-    def is_selected(self, code: str) -> bool:
+    def is_selected(self, code: str, opt_in: bool = False) -> bool:
         """Whether rule ``code`` runs: the longest matching entry of ``select``/``ignore`` decides, and
-        ``ignore`` wins a tie."""
+        ``ignore`` wins a tie; an ``opt_in`` rule needs an entry of ``select`` other than ``ALL``."""
         best_select = max((_match_length(p, code) for p in self.select), default=-1)
         best_ignore = max((_match_length(p, code) for p in self.ignore), default=-1)
-        return best_select >= 0 and best_select > best_ignore
+        return best_select >= (1 if opt_in else 0) and best_select > best_ignore
 
     def ignored_in(self, code: str, file: str) -> bool:
         """Whether ``per-file-ignores`` switches ``code`` off for ``file`` (a pattern without ``/`` matches the

@@ -23,11 +23,11 @@ def rules(fmt: str) -> None:
         from ptxstatic.report.json_doc import json_document
 
         click.echo(json_document("rules", [], [], rules=[{"code": r.code, "name": r.name, "category": r.category,
-                                                          "severity": str(r.severity), "summary": r.summary}
-                                                         for r in table]))
+                                                          "severity": str(r.severity), "opt_in": r.opt_in,
+                                                          "summary": r.summary} for r in table]))
         return
     for r in table:
-        click.echo(f"{r.code}  {r.name:32} {r.severity!s:8} {r.summary}")
+        click.echo(f"{r.code}  {r.name:32} {r.severity!s:8} {'opt-in  ' if r.opt_in else ''}{r.summary}")
 
 
 @click.command()

@@ -8,9 +8,11 @@ from ptxstatic.rules.registry import Rule
 
 
 def rules_markdown(rules: Iterable[Rule]) -> str:
-    """One row per rule: code, name, category, default severity, summary."""
+    """One row per rule: code, name, category, default severity (``opt-in``: run only when selected by code or
+    prefix), summary."""
     lines = ["| code | name | category | severity | summary |", "|---|---|---|---|---|"]
     for r in rules:
         summary = r.summary.replace("|", "\\|")
-        lines.append(f"| {r.code} | `{r.name}` | {r.category} | {r.severity} | {summary} |")
+        severity = f"{r.severity} (opt-in)" if r.opt_in else str(r.severity)
+        lines.append(f"| {r.code} | `{r.name}` | {r.category} | {severity} | {summary} |")
     return "\n".join(lines) + "\n"

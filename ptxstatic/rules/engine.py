@@ -79,7 +79,7 @@ def lint_module(module: Module, config: Config, *, ptx_path: str | None = None,
     line) and the other rules still run; without ``on_failure`` the exception propagates.
     """
     selected = [(r, *r.configured(config)) for r in (rules if rules is not None else all_rules())
-                if config.is_selected(r.code)]
+                if config.is_selected(r.code, r.opt_in)]
     mc = ModuleContext(module, config, ptx_path, source_root)
     found: list[Finding] = []
     for fn in module.functions:

@@ -3,6 +3,8 @@ module in :mod:`ptxstatic.rules.checks` is imported (:mod:`ptxstatic.rules.catal
 
 Codes are grouped by hundreds (:data:`CATEGORIES`); a code is never reused for another meaning. Each rule
 declares the options it accepts in ``[tool.ptxstatic.rules.PSnnn]`` (every rule also accepts ``severity``).
+An *opt-in* rule (the energy notes, which speak of every kernel) runs only where ``select`` names it or its
+prefix; ``ALL`` does not.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ class Rule:
     summary: str  # one line
     check: Check
     options: dict[str, Option] = field(default_factory=dict, hash=False)
+    opt_in: bool = False  # runs only when selected by code or prefix, not by ALL
 
     @property
     def category(self) -> str:
@@ -67,7 +70,7 @@ _REGISTRY: dict[str, Rule] = {}
 
 
 def rule(code: str, name: str, severity: Severity, summary: str,
-         options: dict[str, Option] | None = None) -> Callable[[Check], Check]:
+         options: dict[str, Option] | None = None, opt_in: bool = False) -> Callable[[Check], Check]:
     """Register the decorated check function as rule ``code``."""
     if not re.fullmatch(r"PS[1-5]\d\d", code):
         raise ValueError(f"rule code {code!r} is not PS1nn..PS5nn")
@@ -77,7 +80,7 @@ def rule(code: str, name: str, severity: Severity, summary: str,
     def register(check: Check) -> Check:
         if code in _REGISTRY and _REGISTRY[code].check is not check:
             raise ValueError(f"rule code {code} is registered twice")
-        _REGISTRY[code] = Rule(code, name, severity, summary, check, dict(options or {}))
+        _REGISTRY[code] = Rule(code, name, severity, summary, check, dict(options or {}), opt_in)
         return check
 
     return register

@@ -1,0 +1,79 @@
+"""PS501 energy-saving-clocks and PS502 memory-or-compute-bound on a streaming and an arithmetic kernel
+(tests/data/rules/cuda/ps5_energy.cu), for the default target, the GTX Titan X.
+
+PS501's figures are the shipped physical model's (``ptxstatic.predict.predict_kernel``): the test checks that
+the rule reports the minimum-energy configuration among those at most ``max-slowdown`` slower, recomputed here
+from the full table. PS502's roofline ratio is derived by hand.
+"""
+
+from __future__ import annotations
+
+import pytest
+from rule_helpers import found, lint, marked, ptx
+
+from ptxstatic.config import Config
+from ptxstatic.predict import load_models, predict_kernel
+from ptxstatic.ptx import parse_file
+
+STEM = "ps5_energy"
+ON = ("PS5",)  # the energy rules are opt-in: ALL does not run them
+DEFAULT = Config(select=ON)
+
+
+def test_energy_rules_run_only_when_selected():
+    assert lint(STEM, "PS501,PS502", config=Config()) == []
+    assert lint(STEM, "PS501,PS502", config=Config(select=("ALL",), ignore=("PS1",))) == []
+    for select in (("PS5",), ("PS",), ("PS501", "PS502"), ("ALL", "PS5")):
+        assert {f.code for f in lint(STEM, "PS501,PS502", config=Config(select=select))} == {"PS501", "PS502"}
+    assert lint(STEM, "PS501,PS502", config=Config(select=("PS5",), ignore=("PS50",))) == []
+
+
+def test_reports_exactly_the_marked_lines():
+    for code in ("PS501", "PS502"):
+        assert found(lint(STEM, code, config=DEFAULT)) == marked(STEM, code), code
+        assert found(lint(STEM, code, config=Config(gpu="titanx", select=ON))) == marked(STEM, code), code
+        assert {f.kernel for f in lint(STEM, code, "plain", config=DEFAULT)} == {k for k, _ in marked(STEM, code)}
+        assert lint(STEM, code, "G", config=DEFAULT) == []  # a debug build says nothing of the real kernel
+
+
+def test_saving_clocks_are_the_minimum_energy_within_the_slowdown():
+    (f,) = lint(STEM, "PS501", config=DEFAULT)
+    table = predict_kernel(parse_file(ptx(STEM)), "fma_chain", load_models("gtxtitanx"))["configs"]
+    allowed = [c for c in table if c["time_scaling"] <= 1.05]
+    best = min(allowed, key=lambda c: c["energy_scaling"])
+    assert (f.properties["f_mem_mhz"], f.properties["f_core_mhz"]) == (best["f_mem_mhz"], best["f_core_mhz"])
+    assert f.properties["saving"] == pytest.approx(1 - best["energy_scaling"], abs=1e-4)
+    assert f.properties["saving"] >= 0.10
+    assert f.properties["time_scaling"] <= 1.05
+    assert f"memory {best['f_mem_mhz']} MHz, core {best['f_core_mhz']} MHz" in f.message
+    assert "physical model of gtxtitanx" in f.message
+    # the streaming kernel saves less than 10 % within 5 % slowdown: a near miss
+    triad = predict_kernel(parse_file(ptx(STEM)), "stream_triad", load_models("gtxtitanx"), max_slowdown=0.05)
+    assert triad["min_energy"]["saving"] < 0.10
+    higher = Config(select=ON, rules={"PS501": {"min-saving": f.properties["saving"] + 0.001}})
+    assert lint(STEM, "PS501", config=higher) == []
+
+
+def test_roofline_classification_by_hand():
+    """stream_triad on the GTX Titan X, in 1/128 SM issue cycles per thread at the sm_52 rates: outside the
+    loop 5 ld.param (4 each), 4 mov (1), mad.lo and mul.lo (3 each), setp (2), bra and ret (4 each), 3 cvta
+    (1): 43; the grid-stride loop body, weighted 16: mul.wide 3, 4 integer adds 4, 2 loads and a store 12,
+    fma 1, setp 2, bra 4: 26 x 16 = 416; 459/128 cycles. Off-chip bytes: 12 x 16 = 192. Peak DRAM bytes per SM
+    cycle: 384 bits / 8 x 2 transfers x 3505 MHz / (24 SMs x 1164 MHz) = 12.0447. Memory / issue time:
+    (192 / 12.0447) / (459 / 128) = 4.445."""
+    by_kernel = {f.kernel: f.properties for f in lint(STEM, "PS502", config=DEFAULT)}
+    triad = by_kernel["stream_triad"]
+    expected = (192 / (384 / 8 * 2 * 3505 / (24 * 1164))) / (459 / 128)
+    assert triad["memory_to_issue"] == pytest.approx(expected, abs=1e-3) and triad["class"] == "memory-bound"
+    assert by_kernel["fma_chain"]["class"] == "compute-bound" and by_kernel["fma_chain"]["memory_to_issue"] < 0.1
+    assert triad["gpu"] == "gtxtitanx" and triad["model"] == "roofline"
+    # the thresholds are the configuration's
+    stricter = Config(select=ON, rules={"PS502": {"memory-bound": 5.0}})
+    assert {f.kernel for f in lint(STEM, "PS502", config=stricter)} == {"fma_chain"}
+    # another GPU's published figures: the H100's bandwidth per SM cycle is lower relative to its issue rate
+    h100 = Config(gpu="h100", select=ON)
+    assert {f.kernel for f in lint(STEM, "PS502", config=h100)} == {"stream_triad", "fma_chain"}
+
+
+def test_no_clock_prediction_for_a_gpu_without_a_model():
+    assert lint(STEM, "PS501", config=Config(gpu="h100", select=ON)) == []
