@@ -11,6 +11,7 @@ Integer arithmetic wraps as on the hardware because it is done in fixed-width nu
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -743,9 +744,10 @@ _TABLE: dict[str, Callable[[OpInfo, int], ValueOp]] = {
 ELEMENTWISE = frozenset(_TABLE)
 
 
+@functools.lru_cache(maxsize=4096)
 def value_op(info: OpInfo, n_srcs: int) -> ValueOp:
     """The value function of an elementwise instruction with ``n_srcs`` source operands; :class:`Unsupported`
-    for an opcode, type or modifier the semantics does not define."""
+    for an opcode, type or modifier the semantics does not define. Cached: the functions are pure."""
     build = _TABLE.get(info.opcode)
     if build is None:
         raise Unsupported(f"opcode {info.opcode} is not supported")

@@ -22,9 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ptxstatic.analysis.cfg import build_cfg
-from ptxstatic.analysis.defuse import DefUse, def_use
-from ptxstatic.analysis.deps import dependent_instructions
+from ptxstatic.analysis.registers import defs_uses
 from ptxstatic.counts.static.agree import Divergent
 from ptxstatic.ptx.ast import Function, Instruction, Module, Reg, Sym
 from ptxstatic.ptx.dtypes import is_float, is_integer
@@ -43,23 +41,25 @@ class Affinity:
     watch: dict[str, frozenset[int]] = field(default_factory=dict)
     reason: str | None = None
 
+    @property
+    def uniform(self) -> bool:
+        """Whether every CTA takes the same path: no comparison nor transfer depends on the CTA index other
+        than through data (values loaded from memory, the same for every CTA in the interpreter)."""
+        return self.reason is None and not any(self.watch.values())
+
 
 def _is_data(ins: Instruction) -> bool:
     info = ins.info
     return info.opcode in _DATA and info.space != "param"
 
 
-def _dependent_operands(ins: Instruction, i: int, dep: set[int], du: DefUse) -> list[int]:
+def _dependent_operands(ins: Instruction, dependent: set[str]) -> list[int]:
     """Positions (among the sources) of the operands whose value depends on the CTA index."""
-    out = []
-    for k, o in enumerate(ins.operands[1:]):
-        if isinstance(o, Reg) and (o.name.startswith("%ctaid")
-                                   or any(d in dep for d in du.reaching.get((i, o.name), ()))):
-            out.append(k)
-    return out
+    return [k for k, o in enumerate(ins.operands[1:])
+            if isinstance(o, Reg) and (o.name.startswith("%ctaid") or o.name in dependent)]
 
 
-def _affine(ins: Instruction, i: int, dep: set[int], du: DefUse) -> bool:
+def _affine(ins: Instruction, dependent: set[str]) -> bool:
     """Whether an instruction computes a value affine in its CTA-dependent operands, given that every
     predicate that depends on the CTA index is the same throughout a class (its comparisons are watched):
     a guard or a ``selp`` then picks the same operand for every CTA of the class."""
@@ -70,18 +70,41 @@ def _affine(ins: Instruction, i: int, dep: set[int], du: DefUse) -> bool:
         return False
     if info.opcode in ("mul", "mad") and "hi" in info.other:
         return False
-    varying = _dependent_operands(ins, i, dep, du)
+    varying = _dependent_operands(ins, dependent)
     if info.opcode in ("mul", "mad"):
         return len([k for k in varying if k < 2]) <= 1
     return not (info.opcode == "shl" and 1 in varying)
 
 
+def _dependent(ins: list[Instruction], regs: list[tuple[list[str], list[str]]]
+               ) -> tuple[set[int], set[str], dict[str, list[int]]]:
+    """Instructions reading a value derived from ``%ctaid`` other than through data, the registers holding
+    such values, and the readers of each register. Registers rather than reaching definitions: a register
+    written anywhere from such a value counts everywhere (a superset, and linear in the function's size)."""
+    readers: dict[str, list[int]] = {}
+    for i, (_, uses) in enumerate(regs):
+        for r in uses:
+            readers.setdefault(r, []).append(i)
+    work = [i for i, (_, uses) in enumerate(regs) if any(r.startswith("%ctaid") for r in uses)]
+    dep, dependent = set(work), set()
+    while work:
+        i = work.pop()
+        if _is_data(ins[i]):
+            continue
+        for r in regs[i][0]:
+            if r not in dependent:
+                dependent.add(r)
+                fresh = [u for u in readers.get(r, ()) if u not in dep]
+                dep.update(fresh)
+                work += fresh
+    return {i for i in dep if not _is_data(ins[i])}, dependent, readers
+
+
 def _function_affinity(module: Module, fn: Function, defined: set[str]) -> tuple[frozenset[int], str | None]:
     """Watched comparisons of one function and the first reason its CTA dependence is not affine."""
-    du = def_use(build_cfg(fn))
     ins = fn.instructions
-    stops = {i for i, x in enumerate(ins) if _is_data(x)}
-    dep = dependent_instructions(fn, du, ("%ctaid",), stops=stops) - stops
+    regs = [defs_uses(x) for x in ins]
+    dep, dependent, readers = _dependent(ins, regs)
     watch, bad, reason = set(), set(), None
     for i in sorted(dep):
         x = ins[i]
@@ -98,17 +121,16 @@ def _function_affinity(module: Module, fn: Function, defined: set[str]) -> tuple
             reason = reason or f"{op} at line {x.line} depends on the CTA index"
         elif x.info.dtype == "pred" and op in _LOGIC and x.guard is None:
             continue
-        elif not _affine(x, i, dep, du):
+        elif not _affine(x, dependent):
             bad.add(i)
-    chains = du.chains()
     seen, work = set(bad), list(bad)
     while work and reason is None:
         i = work.pop()
         if i in watch or ins[i].opcode.startswith(("bra", "brx", "call", "st.param")):
             origin = min(bad)
             reason = f"{ins[origin].opcode} at line {ins[origin].line} is not affine in the CTA index"
-        for u in chains.get(i, ()):
-            if u not in seen and u not in stops:
+        for u in (u for r in regs[i][0] for u in readers.get(r, ())):
+            if u not in seen and not _is_data(ins[u]):
                 seen.add(u)
                 work.append(u)
     return frozenset(watch), reason

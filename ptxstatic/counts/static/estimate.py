@@ -4,8 +4,9 @@
 (:mod:`ptxstatic.counts.static.interp`), with scalar arguments from the launch and pointer arguments as
 opaque distinct bases. Counts are exact wherever control flow depends only on the launch configuration and
 scalar arguments; blocks under a branch on data are estimated and say why. When control flow cannot differ
-between CTAs, one CTA is interpreted and scaled. Launches too large to interpret are sampled by CTA, and a
-kernel that exhausts the budget falls back to branch-probability frequencies.
+between CTAs, one CTA is interpreted and scaled; otherwise CTAs are counted by classes that provably take
+the same path (:mod:`ptxstatic.counts.static.ctas`). Past the time or work budget, the threads not yet
+counted get branch-probability frequencies (:mod:`ptxstatic.counts.static.markov`), flagged.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ptxstatic.analysis.deps import control_depends_on
 from ptxstatic.block_counts import BlockCounts
 from ptxstatic.counts.static.agree import CORNER
 from ptxstatic.counts.static.ctas import Affinity, cta_affinity, search
@@ -239,11 +239,11 @@ def estimate_counts(module: Module, kernel_name: str, launch: Launch, *, max_wor
     kernel = find_kernel(module, kernel_name)
     launch = bind_launch(module, kernel, launch.validate())
     n_cta, tpb = launch.blocks, launch.threads_per_block
-    aff = cta_affinity(module, kernel) if control_depends_on(module, kernel, ("%ctaid",)) else None
-    session = _Session(module, kernel, launch, max_work, fast_forward, max_seconds, aff and aff.watch)
+    aff = cta_affinity(module, kernel)
+    session = _Session(module, kernel, launch, max_work, fast_forward, max_seconds, aff.watch)
     started = time.monotonic()
     try:
-        if aff is None:
+        if aff.uniform:
             session.run(np.zeros(1, dtype=np.int64), float(n_cta))
             method = "one CTA interpreted, scaled by CTAs"
         else:

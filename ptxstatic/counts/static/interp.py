@@ -16,6 +16,7 @@ Device functions are interpreted at each call; their blocks are counted per call
 from __future__ import annotations
 
 import heapq
+import operator
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -130,13 +131,13 @@ def rejoin(groups: list[Group]) -> Group | None:
             return None
         if r.params.keys() != rows.params.keys() or r.ptr != rows.ptr:
             return None
-        if any(r.regs.get(k) is not rows.regs.get(k) for k in r.regs.keys() | rows.regs.keys()):
+        keys = list(r.regs.keys() | rows.regs.keys())
+        if not all(map(operator.is_, map(r.regs.get, keys), map(rows.regs.get, keys))):
             return None
         if any(v[0] is not rows.params[k][0] or v[1:] != rows.params[k][1:] for k, v in r.params.items()):
             return None
     weight = sum((g.weight for g in groups[1:]), start=first.weight)
-    regs = {k: v for g in groups for k, v in g.rows.regs.items()}
-    out = Rows(rows.n, regs, dict(rows.ptr), set().union(*(g.rows.tainted for g in groups)),
+    out = Rows(rows.n, dict(rows.regs), dict(rows.ptr), set().union(*(g.rows.tainted for g in groups)),
                dict(rows.params), any(g.rows.shadowed for g in groups), rows.key)
     return Group(out, np.asarray(weight), first.origin, first.regions, first.trace)
 

@@ -15,6 +15,7 @@ Instructions it does not model write ``None`` to their destinations.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -66,9 +67,12 @@ def constant_bits(value: int | float, t: str) -> Bits:
     return to_raw(const(value, np_type(t)), t)
 
 
+@functools.lru_cache(maxsize=4096)
 def imm_bits(text: str, t: str) -> Bits:
-    """Bits of a literal operand of type ``t``."""
-    return to_raw(literal(text, Imm(text).value, np_type(t)), t)
+    """Bits of a literal operand of type ``t`` (read-only: shared between the instructions that use it)."""
+    bits = to_raw(literal(text, Imm(text).value, np_type(t)), t)
+    bits.flags.writeable = False
+    return bits
 
 
 def extend(bits: Bits, t: str) -> Bits:
