@@ -13,6 +13,7 @@ import json
 import pytest
 from click.testing import CliRunner
 from helpers import DATA as TEST_DATA
+from helpers import FIXTURES
 from test_static_counts import at_markers
 
 from ptxstatic.analysis.cfg import build_cfg
@@ -168,3 +169,14 @@ def test_cli_flags_a_fallback_in_text_and_json(sweep):
     assert fast.exit_code == 0 and "estimated" not in fast.output.replace("0 estimated", "")
     bad = runner.invoke(cli, [*args, "--max-seconds", "0"])
     assert bad.exit_code == 2 and "max-seconds" in bad.output
+
+
+def test_cta_index_passed_to_a_device_function_is_not_taken_for_uniform():
+    """``min(blockDim.x, n - blockIdx.x * blockDim.x)`` through a call (nvcc -G): CTAs differ."""
+    module = parse_file(FIXTURES / "nvcc" / "sm_80" / "G" / "dynamic_shared.ptx")
+    kernel = "_Z18dyn_shared_reverseIfEvPT_i"
+    est = estimate_counts(module, kernel, Launch((3, 1, 1), (64, 1, 1), 256, {"1": 150}))
+    body = next(b.id for b in build_cfg(module.function(kernel)).blocks if "$L__BB2_1" in b.labels)
+    assert est.counts.counts[kernel][body] == 150 and est.exact  # 64 + 64 + 22 threads copy an element
+    big = estimate_counts(module, kernel, Launch((8192, 1, 1), (256, 1, 1), 1024, {"1": 2_000_000}))
+    assert not big.exact and any("st.param" in r for r in big.reasons[kernel].values())

@@ -108,17 +108,17 @@ def _function_affinity(module: Module, fn: Function, defined: set[str]) -> tuple
     watch, bad, reason = set(), set(), None
     for i in sorted(dep):
         x = ins[i]
-        op = x.info.opcode
+        op, full = x.info.opcode, x.opcode
         if op in ("setp", "set"):
             if is_float(x.info.dtype if op == "setp" else x.info.types[-1]):
                 bad.add(i)
             watch.add(i)
-        elif op.startswith(("bra", "ret", "exit", "st")) and not op.startswith("st.param"):
-            continue
-        elif op.startswith(("brx", "call", "st.param")):
-            if op.startswith("st.param") and fn.kind != "func" and not any(_calls_defined(y, defined) for y in ins):
+        elif full.startswith(("brx", "call", "st.param")):
+            if full.startswith("st.param") and fn.kind != "func" and not any(_calls_defined(y, defined) for y in ins):
                 continue  # arguments of external calls (vprintf) only
-            reason = reason or f"{op} at line {x.line} depends on the CTA index"
+            reason = reason or f"{full} at line {x.line} depends on the CTA index"
+        elif full.startswith(("bra", "ret", "exit", "st")):
+            continue
         elif x.info.dtype == "pred" and op in _LOGIC and x.guard is None:
             continue
         elif not _affine(x, dependent):
