@@ -117,9 +117,9 @@ def _function_affinity(module: Module, fn: Function, defined: set[str]) -> tuple
             if full.startswith("st.param") and fn.kind != "func" and not any(_calls_defined(y, defined) for y in ins):
                 continue  # arguments of external calls (vprintf) only
             reason = reason or f"{full} at line {x.line} depends on the CTA index"
-        elif full.startswith(("bra", "ret", "exit", "st")) or (x.info.dtype == "pred" and op in _LOGIC and x.guard is None):
-            continue
-        elif not _affine(x, dependent):
+        elif full.startswith(("bra", "ret", "exit", "st")):
+            continue  # transfers on watched predicates; stores define nothing
+        elif not (x.info.dtype == "pred" and op in _LOGIC and x.guard is None) and not _affine(x, dependent):
             bad.add(i)
     seen, work = set(bad), list(bad)
     while work and reason is None:
