@@ -30,8 +30,9 @@ MEMORY_RULES_MAX_STEPS = 5_000
 MEMORY_RULES_SAMPLE_WARPS = 4
 #: requests of one instruction the memory rules keep per state space (the first ones executed)
 MEMORY_RULES_SAMPLE_REQUESTS = 64
-#: corner CTAs the static interpreter's search for classes of alike CTAs interprets; past it, the classes
-#: left are counted from their corner CTAs without proof (flagged)
+#: corner CTAs the static interpreter's search for classes of alike CTAs interprets (past it, the classes
+#: left are counted from their corners without proof, flagged), and the CTAs it samples from a launch of more
+#: than STATIC_MAX_THREADS threads whose control flow is not affine in the CTA index
 STATIC_CLASS_CTAS = 256
 #: seconds the static interpreter may run (``--max-seconds``); threads not counted by then get frequencies
 STATIC_MAX_SECONDS = 1.5

@@ -11,7 +11,8 @@ path too, and the box counts as its size times one corner. Boxes whose corners d
 their longest side; a grid with a partial last tile in each dimension ends up as a handful of boxes.
 
 :func:`cta_affinity` finds the comparisons to watch and, when the dependence is not affine, the
-instruction that makes it so (then agreeing corners do not prove the box alike, and counts are flagged).
+instruction that makes it so (then agreeing corners would prove nothing: the estimator interprets every CTA
+or a flagged sample instead).
 Values are taken not to wrap around their type between the corners of a box.
 """
 

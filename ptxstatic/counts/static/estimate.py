@@ -199,7 +199,7 @@ class _Session:
             dst = saved.setdefault(fn, dict.fromkeys(blocks, 0.0))
             for b, c in blocks.items():
                 dst[b] = dst.get(b, 0.0) + c * scale
-                if c and flag:
+                if flag:  # CTAs between the corners may run blocks the corners did not
                     interp.estimated(fn, b, flag)
         self.threads += len(ctas) * tpb * scale
 
@@ -210,20 +210,26 @@ def _linear(launch: Launch, coords: list[tuple[int, int, int]]) -> np.ndarray:
 
 
 def _by_classes(session: _Session, aff: Affinity, launch: Launch) -> str:
-    """Counts of a launch whose control flow depends on the CTA index, by classes of CTAs; the method."""
+    """Counts of a launch whose control flow depends on the CTA index, by classes of CTAs; the method.
+
+    Where that dependence is not affine, every CTA is interpreted up to STATIC_MAX_THREADS threads, and a
+    random sample of CTAs (scaled, flagged) beyond."""
     n_cta, tpb = launch.blocks, launch.threads_per_block
-    if aff.reason is not None and n_cta * tpb <= STATIC_MAX_THREADS:
-        session.run(np.arange(n_cta, dtype=np.int64), 1.0)
-        return "all threads interpreted"
-    unproven = (f"control flow depends on the CTA index ({aff.reason}): CTAs between agreeing corner CTAs taken "
-                "to be alike" if aff.reason else "CTAs counted from the corner CTAs of their class without proof "
-                f"(more than {STATIC_CLASS_CTAS} corner CTAs interpreted)")
+    budget = min(STATIC_CLASS_CTAS, max(8, STATIC_MAX_THREADS // tpb))
+    if aff.reason is not None:
+        if n_cta * tpb <= STATIC_MAX_THREADS:
+            session.run(np.arange(n_cta, dtype=np.int64), 1.0)
+            return "all threads interpreted"
+        sample = np.sort(np.random.default_rng(0).choice(n_cta, budget, replace=False))
+        why = f"control flow depends on the CTA index ({aff.reason}): {budget} of {n_cta} CTAs sampled, scaled"
+        session.run(sample, n_cta / budget, flag=why)
+        return f"{budget} of {n_cta} CTAs sampled at random, scaled"
+    unproven = f"CTAs counted from the corner CTAs of their class without proof (after {budget} corner CTAs)"
 
     def corners(cs: list[tuple[int, int, int]], scale: float, check: bool) -> None:
-        proven = len(cs) == 1 or (check and aff.reason is None)
-        session.run(_linear(launch, cs), scale, check, "" if proven else unproven)
+        session.run(_linear(launch, cs), scale, check, "" if len(cs) == 1 or check else unproven)
 
-    found = search(launch.grid, corners, min(STATIC_CLASS_CTAS, max(8, STATIC_MAX_THREADS // tpb)))
+    found = search(launch.grid, corners, budget)
     method = f"CTAs in {found.boxes} classes, {found.runs} of {n_cta} CTAs interpreted"
     if found.unproven:
         method += f", {found.unproven} CTAs from unproven classes"
