@@ -34,7 +34,8 @@ MEMORY_RULES_SAMPLE_REQUESTS = 64
 #: left are counted from their corners without proof, flagged), and the CTAs it samples from a launch of more
 #: than STATIC_MAX_THREADS threads whose control flow is not affine in the CTA index
 STATIC_CLASS_CTAS = 256
-#: seconds the static interpreter may run (``--max-seconds``); threads not counted by then get frequencies
+#: CPU seconds the static interpreter may run (``--max-seconds``; CPU, not wall-clock, so that a loaded machine
+#: gives the same counts); threads not counted by then get branch-probability frequencies
 STATIC_MAX_SECONDS = 1.5
 
 # ------------------------------------------------------------------------------------------ sizes

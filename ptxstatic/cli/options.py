@@ -91,10 +91,10 @@ def resolve_launch(grid: str | None, block: str | None, shared_bytes: int | None
 
 
 def max_seconds(command: Callable) -> Callable:
-    """``--max-seconds S``: how long the static block-count interpreter may run (docs/static_counts.md)."""
+    """``--max-seconds S``: CPU seconds the static block-count interpreter may run (docs/static_counts.md)."""
     from ptxstatic.limits import STATIC_MAX_SECONDS
 
     return click.option("--max-seconds", type=click.FloatRange(min=0.0, min_open=True), default=STATIC_MAX_SECONDS,
                         show_default=True, metavar="S",
-                        help="Stop interpreting block counts after S seconds; threads not counted by then get "
-                             "branch-probability estimates, flagged.")(command)
+                        help="Stop interpreting block counts after S CPU seconds; threads not counted by then "
+                             "get branch-probability estimates, flagged.")(command)

@@ -163,7 +163,7 @@ class _Session:
         tags = symbol_tags(module, kernel)
         self.params, notes = kernel_params(kernel, launch, tags)
         self.interp = Interpreter(module, tags, max_work=max_work, watch=watch or {},
-                                  deadline=time.monotonic() + max_seconds)
+                                  deadline=time.process_time() + max_seconds)
         if fast_forward:
             from ptxstatic.counts.static.loops import fast_forward as hook
 
@@ -247,7 +247,7 @@ def estimate_counts(module: Module, kernel_name: str, launch: Launch, *, max_wor
     n_cta, tpb = launch.blocks, launch.threads_per_block
     aff = cta_affinity(module, kernel)
     session = _Session(module, kernel, launch, max_work, fast_forward, max_seconds, aff.watch)
-    started = time.monotonic()
+    started = time.process_time()
     try:
         if aff.uniform:
             session.run(np.zeros(1, dtype=np.int64), float(n_cta))
@@ -257,7 +257,7 @@ def estimate_counts(module: Module, kernel_name: str, launch: Launch, *, max_wor
     except WorkLimit as stop:
         interp = session.interp
         rest = float(n_cta * tpb) - session.threads
-        reason = f"{stop} after {time.monotonic() - started:.1f} s: branch-probability estimate"
+        reason = f"{stop} after {time.process_time() - started:.1f} CPU s: branch-probability estimate"
         frequency_estimate(interp, kernel.name, rest, reason)
         method = f"{stop}: {rest:.0f} of {n_cta * tpb} threads from branch-probability frequencies"
     interp = session.interp

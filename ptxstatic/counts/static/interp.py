@@ -349,7 +349,7 @@ class Interpreter:
     steps: int = 0
     on_header: Callable[[Interpreter, FunctionPlan, Group, int], None] | None = None
     watch: dict[str, frozenset[int]] = field(default_factory=dict)  # function -> comparisons checked by CTA
-    deadline: float | None = None  # time.monotonic() at which interpretation stops
+    deadline: float | None = None  # time.process_time() (CPU seconds) at which interpretation stops
     _plans: dict[str, FunctionPlan] = field(default_factory=dict)
 
     def plan(self, name: str) -> FunctionPlan:
@@ -422,7 +422,7 @@ class Interpreter:
         self.work += g.n * (len(ops) + 1)
         if self.work > self.max_work or self.steps > self.max_steps:
             raise WorkLimit("interpretation budget exceeded")
-        if self.deadline is not None and time.monotonic() > self.deadline:
+        if self.deadline is not None and time.process_time() > self.deadline:
             raise WorkLimit("time budget exceeded")
         for op in ops:
             if isinstance(op, CallSite):
