@@ -163,7 +163,7 @@ def test_cli_flags_a_fallback_in_text_and_json(sweep):
     args = ["blocks", str(DATA / "sweep.ptx"), "-k", "reduce_sum", "--launch", "64/256", "--param", "2=16384"]
     slow = runner.invoke(cli, [*args, "--format", "json", "--max-seconds", "1e-9"])
     assert slow.exit_code == 0, slow.output
-    out = json.loads(slow.output)
+    (out,) = json.loads(slow.output)["kernels"]
     assert out["all_exact"] is False and "time budget" in out["method"]
     assert all(not e for e in out["exact"]["reduce_sum"].values() if e is not None) and out["reasons"]
     fast = runner.invoke(cli, args)
@@ -181,3 +181,18 @@ def test_cta_index_passed_to_a_device_function_is_not_taken_for_uniform():
     assert est.counts.counts[kernel][body] == 150 and est.exact  # 64 + 64 + 22 threads copy an element
     big = estimate_counts(module, kernel, Launch((8192, 1, 1), (256, 1, 1), 1024, {"1": 2_000_000}))
     assert not big.exact and any("st.param" in r for r in big.reasons[kernel].values())
+
+
+def test_predict_shows_whether_its_block_counts_are_exact():
+    runner = CliRunner()
+    args = ["predict", str(DATA / "sweep.ptx"), "--format", "json", "--launch", "64/256"]
+    data = runner.invoke(cli, [*args, "-k", "grid_stride_positive", "--param", "2=100000"])
+    assert data.exit_code == 0, data.output
+    (kernel,) = json.loads(data.output)["kernels"]
+    counts = kernel["block_counts"]
+    assert counts["exact"] is False and counts["estimated"] >= 1
+    assert any("data-dependent branch" in r for r in counts["reasons"])
+    assert any("exact: false" in n for n in kernel["notes"])
+    exact = runner.invoke(cli, [*args, "-k", "reduce_sum", "--param", "2=16000"])
+    (kernel,) = json.loads(exact.output)["kernels"]
+    assert kernel["block_counts"]["exact"] is True and kernel["block_counts"]["reasons"] == []
