@@ -8,7 +8,8 @@ import dataclasses
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ptxstatic.features.intensity import DEFAULT_TRIPS
+from ptxstatic.block_counts import BlockCounts
+from ptxstatic.features.intensity import loop_weights
 from ptxstatic.launch import Launch
 from ptxstatic.ptx.ast import Function, Module
 
@@ -42,20 +43,16 @@ class KernelInsight:
     error: str | None = None
 
 
-def hot_blocks(module: Module, fn: Function, launch: Launch | None, aliases: dict[str, str],
+def hot_blocks(fn: Function, counts: BlockCounts | None, aliases: dict[str, str],
                limit: int = HOT_BLOCKS) -> tuple[HotBlock, ...]:
-    """The ``limit`` blocks with the largest share of the kernel's executed instructions: with a launch,
-    executions from static block counts; without, :data:`DEFAULT_TRIPS` to the power of the loop depth."""
+    """The ``limit`` blocks with the largest share of the kernel's executed instructions: executions from
+    the launch's static block ``counts``, or without a launch the assumed trip count to the power of the
+    loop depth (:func:`~ptxstatic.features.intensity.loop_weights`)."""
     from ptxstatic.analysis.cfg import build_cfg
-    from ptxstatic.predict import executed
 
     cfg = build_cfg(fn)
     depth = cfg.loop_depth
-    if launch is not None:
-        counts = executed(module, fn, launch)[2]
-        runs = counts.of(fn.name) if counts is not None else {}
-    else:
-        runs = {b.id: DEFAULT_TRIPS ** depth.get(b.id, 0) for b in cfg.blocks}
+    runs = counts.of(fn.name) if counts is not None else loop_weights(cfg)
     work = {b.id: runs.get(b.id, 0.0) * len(b) for b in cfg.blocks}
     total = sum(work.values()) or 1.0
     ranked = sorted((b for b in cfg.blocks if work[b.id] > 0), key=lambda b: -work[b.id])[:limit]
@@ -81,14 +78,15 @@ def kernel_insight(module: Module, fn: Function, display_name: str, gpu: str | N
     """Predict ``fn`` and rank its blocks. An input the models cannot take gives an insight with ``error``; a
     launch that does not fit the kernel (a missing argument), the insight without it, saying why."""
     from ptxstatic.errors import PtxstaticError
-    from ptxstatic.predict import predict_kernel
+    from ptxstatic.predict import executed_estimate, predict_kernel
 
     try:
-        blocks = hot_blocks(module, fn, launch, aliases)
-        prediction = predict_kernel(module, fn, models_for(gpu), launch)
+        estimate = executed_estimate(module, fn, launch)
+        prediction = predict_kernel(module, fn, models_for(gpu), launch, estimate=estimate)
     except PtxstaticError as exc:
         if launch is not None:
             without = kernel_insight(module, fn, display_name, gpu, None, aliases)
             return dataclasses.replace(without, error=f"the configured launch does not fit: {exc}")
-        return KernelInsight(fn.name, display_name, None, hot_blocks(module, fn, None, aliases), False, str(exc))
-    return KernelInsight(fn.name, display_name, prediction, blocks, launch is not None)
+        return KernelInsight(fn.name, display_name, None, hot_blocks(fn, None, aliases), False, str(exc))
+    counts = estimate[2].counts if estimate[2] is not None else None
+    return KernelInsight(fn.name, display_name, prediction, hot_blocks(fn, counts, aliases), launch is not None)

@@ -91,13 +91,14 @@ class PtxstaticServer(LanguageServer):
         loop.run_in_executor(self.insights, found.all_insights)
 
     def publish(self, uri: str, found: Analysis) -> None:
-        """The analysis's diagnostics, and a message for each problem of the file as a whole."""
-        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
-            uri, diagnostics(found.result, found.text), version=found.version))
+        """A message for each problem of the file as a whole, then the analysis's diagnostics (in that order,
+        so a client that has the diagnostics has the messages too)."""
         for p in found.result.problems:
             if p.line == 0 and p.message not in self.shown:
                 self.shown.add(p.message)
                 self.message(types.MessageType.Warning, f"ptxstatic: {p.message}")
+        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
+            uri, diagnostics(found.result, found.text), version=found.version))
 
     def message(self, kind: types.MessageType, text: str) -> None:
         self.window_show_message(types.ShowMessageParams(kind, text))
