@@ -43,7 +43,7 @@ class Figures:
     stride: int | None  # bytes between neighbouring lanes, when every request had the same one
     measured: bool  # by emulation (else estimated from the affine stride)
     method: str  # how, for the message
-    samples: tuple[tuple[np.ndarray, np.ndarray], ...] = ()  # the measured requests: (lanes, addresses)
+    samples: tuple[tuple[np.ndarray, np.ndarray], ...] = ()  # (lanes, addresses): measured, or the estimated warp
 
     @property
     def ratio(self) -> float:
