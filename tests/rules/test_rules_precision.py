@@ -8,9 +8,13 @@ fp32 at 128 results per clock per SM: 1/32); the PTX's own sm_90 (64 vs 128: 1/2
 from __future__ import annotations
 
 import pytest
+from helpers import ROOT
 from rule_helpers import found, kernels, lint, marked
 
 from ptxstatic.config import Config
+from ptxstatic.ptx import parse_file
+from ptxstatic.rules.catalog import get_rule
+from ptxstatic.rules.engine import lint_module
 
 STEM = "ps4_precision"
 TITANX = Config(gpu="titanx")
@@ -65,3 +69,16 @@ def test_fp64_share_by_hand():
     assert by_kernel["ok_float_loop_double_once"]["fp64_share"] < 0.05
     weak_ok = Config(gpu="titanx", rules={"PS402": {"max-fp64-ratio": 1 / 64}})
     assert lint(STEM, "PS402", config=weak_ok) == []
+
+
+def test_parser_corpus_findings():
+    """On the parser corpus (tests/cuda, sm_90): no float is widened by accident (math.cu uses the float
+    functions); on the Titan X the kernels written in double (math_f64, the double instances of the
+    templates) spend most of their issue cycles in fp64."""
+    accidental, weak = set(), set()
+    for path in sorted((ROOT / "tests/fixtures/ptx/nvcc/sm_90/lineinfo").glob("*.ptx")):
+        module = parse_file(path, recover=True)
+        accidental |= {f.kernel for f in lint_module(module, Config(), rules=[get_rule("PS401")])}
+        weak |= {f.kernel for f in lint_module(module, TITANX, rules=[get_rule("PS402")])}
+    assert accidental == set()
+    assert weak == {"math_f64", "_Z9tmpl_axpyIdEvT_PKS0_PS0_i", "_Z14tmpl_block_sumIdLi128EEvPKT_PS0_i"}

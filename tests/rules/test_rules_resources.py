@@ -9,15 +9,18 @@ not: CUDA 13's ptxas cannot assemble for Maxwell, so the registers are estimated
 from __future__ import annotations
 
 import pytest
-from helpers import needs_ptxas
+from helpers import ROOT, needs_ptxas
 from rule_helpers import VARIANTS, found, kernels, lint, marked, ptx
 
 from ptxstatic.config import Config
 from ptxstatic.features.occupancy import residency
 from ptxstatic.features.resources import estimate_resources, kernel_resources
 from ptxstatic.ptx import parse_file
+from ptxstatic.rules.catalog import get_rule
+from ptxstatic.rules.engine import lint_module
 
 STEM = "ps3_resources"
+RESOURCE_RULES = [get_rule(c) for c in ("PS301", "PS302", "PS303")]
 
 
 @needs_ptxas
@@ -125,3 +128,15 @@ def test_resources_come_from_ptxas_where_it_can_assemble():
     # PTX for sm_90 cannot be assembled for the older sm_80: estimated, and the reason given
     older = kernel_resources(module, "sm_80")["ps303_registers"]
     assert older.estimated and "sm_80" in older.source
+
+
+@needs_ptxas
+def test_parser_corpus_findings():
+    """On the parser corpus (tests/cuda, sm_90): the per-thread histogram of memory.cu lives in local memory;
+    printf's argument buffers (written for vprintf) and the registers recursive device functions save around
+    their calls (ptxas counts them as spills) are not reported; nothing spills or limits occupancy."""
+    flagged = set()
+    for path in sorted((ROOT / "tests/fixtures/ptx/nvcc/sm_90/lineinfo").glob("*.ptx")):
+        module = parse_file(path, recover=True)
+        flagged |= {(f.code, f.kernel) for f in lint_module(module, Config(), rules=RESOURCE_RULES)}
+    assert flagged == {("PS301", "mem_local_histogram")}

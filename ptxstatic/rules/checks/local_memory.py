@@ -22,7 +22,7 @@ def local_memory(ctx: RuleContext) -> Iterator[Finding]:
         return
     accesses = [i for i, ins in enumerate(ctx.instructions)
                 if ins.info.space == "local" and ins.info.opcode in ("ld", "st")]
-    if not accesses:
+    if not accesses or _argument_buffer(ctx, accesses):
         return
     stats = (resources(ctx.mc) or {}).get(ctx.function.name)
     if stats is not None and not stats.estimated and stats.stack_frame == 0:
@@ -40,6 +40,15 @@ def local_memory(ctx: RuleContext) -> Iterator[Finding]:
         properties["stack_frame"] = stats.stack_frame
         properties["arch"] = target_arch(ctx.mc)
     yield ctx.finding(at, message, notes=_other_lines(ctx, accesses, at), properties=properties)
+
+
+def _argument_buffer(ctx: RuleContext, accesses: list[int]) -> bool:
+    """Whether the local memory is only written, for a callee that gets its generic address (``cvta.local``):
+    the argument buffer of ``printf`` or of an array passed to a function that is not inlined."""
+    if any(ctx.instructions[i].info.opcode == "ld" for i in accesses):
+        return False
+    return any(ins.info.opcode == "cvta" and ins.info.space == "local" for ins in ctx.instructions) and \
+        any(ins.info.opcode == "call" for ins in ctx.instructions)
 
 
 def _other_lines(ctx: RuleContext, accesses: list[int], at: int) -> list[Note]:

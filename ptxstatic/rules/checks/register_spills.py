@@ -14,8 +14,8 @@ from ptxstatic.rules.target import is_debug, resources, target_arch
       "ptxas spills registers to local memory (ptxas -v spill stores/loads)",
       options={"min-bytes": Option(1, "report from this many bytes of spill stores plus loads per thread")})
 def register_spills(ctx: RuleContext) -> Iterator[Finding]:
-    if is_debug(ctx.module) or not ctx.instructions:
-        return
+    if is_debug(ctx.module) or not ctx.function.is_kernel or not ctx.instructions:
+        return  # a called function's "spills" are mostly the registers its calls must save
     stats = (resources(ctx.mc) or {}).get(ctx.function.name)
     if stats is None or stats.estimated:
         return  # only ptxas knows about spills
