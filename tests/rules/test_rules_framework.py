@@ -197,3 +197,9 @@ def test_rules_and_rule_commands():
     missing = cli("rule", "PS999")
     assert missing.returncode == 2 and missing.stderr.startswith("error: no rule 'PS999'")
     assert "Traceback" not in missing.stderr
+
+
+def test_configuration_doc_lists_every_rule_option():
+    from ptxstatic.report.rules_table import options_markdown
+
+    assert options_markdown(all_rules()) in (ROOT / "docs" / "configuration.md").read_text()
