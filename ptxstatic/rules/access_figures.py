@@ -72,7 +72,7 @@ def instruction_figures(ctx: RuleContext, index: int, space: str) -> Figures | N
         else:
             made_up = inputs.params if any(r.invented for r in runs) else frozenset()
         if not inputs.loaded and (constant or not made_up):
-            return _measured(observed.requests, observed.width, space, runs[0].method())
+            return _measured(observed.requests, observed.width, space, runs[0].method(observed.warps))
     if constant and not inputs.loaded and _static_space(ctx, index, inputs) == space:
         offset = address_operand(ins).offset  # type: ignore[union-attr]
         return _affine(int(coef), offset, ins.info.width_bytes, space, _why_not_measured(runs))

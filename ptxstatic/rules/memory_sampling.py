@@ -39,6 +39,7 @@ class Requests:
     space: str
     width: int
     requests: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)
+    warps: set[int] = field(default_factory=set)  # the warps that made them
 
 
 @dataclass(frozen=True)
@@ -51,10 +52,15 @@ class KernelRun:
     stopped: str | None  # why the emulation ended before the CTA finished, None when it finished
     from_config: bool
 
-    def method(self) -> str:
-        """How the figures of this run were obtained, for a finding's message."""
-        last = min(MEMORY_RULES_SAMPLE_WARPS, -(-self.launch.threads_per_block // 32)) - 1
-        warps = "warp 0" if last == 0 else f"warps 0..{last}"
+    def method(self, warps_measured: set[int]) -> str:
+        """How figures measured on ``warps_measured`` in this run were obtained, for a finding's message."""
+        w = sorted(warps_measured)
+        if len(w) == 1:
+            warps = f"warp {w[0]}"
+        elif w == list(range(w[0], w[-1] + 1)):
+            warps = f"warps {w[0]}..{w[-1]}"
+        else:
+            warps = "warps " + ", ".join(map(str, w))
         block = "x".join(str(d) for d in self.launch.block)
         where = "the configured launch" if self.from_config else "the default launch"
         return f"measured by emulation of {warps} of CTA {SAMPLED_CTA} ({where}, block {block})"
@@ -142,8 +148,8 @@ def sample_module(module: Module, config: Config) -> Sampling:
 
 
 def _emulate(module: Module, fn: Function, launch: Launch, out: Sampling, reached: set[str]) -> str | None:
-    """Run the sampled CTA of ``fn``, adding the sampled warps' accesses to ``out``; returns why it stopped
-    early (None when it finished)."""
+    """Run the sampled CTA of ``fn``, adding the sampled warps' accesses to ``out`` (the functions they came
+    from to ``reached``); returns why it stopped early (None when it finished)."""
     from ptxstatic.emulator import EmulationError, MemoryAccess, emulate
 
     def observe(access: MemoryAccess) -> None:
@@ -154,6 +160,7 @@ def _emulate(module: Module, fn: Function, launch: Launch, out: Sampling, reache
         kept = by_space.setdefault(access.space, Requests(access.space, access.width))
         if len(kept.requests) < MEMORY_RULES_SAMPLE_REQUESTS:
             kept.requests.append((access.lanes, access.addresses))
+            kept.warps.add(access.warp)
 
     try:
         emulate(module, fn, launch, max_steps=MEMORY_RULES_MAX_STEPS, ctas=[SAMPLED_CTA], observer=observe)

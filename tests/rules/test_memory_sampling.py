@@ -85,4 +85,6 @@ def test_only_the_sampled_warps_of_cta_zero_are_kept():
         assert lanes.tolist() == list(range(32))
         assert (addresses - addresses[0]).tolist() == [4 * lane for lane in range(32)]
         assert int(addresses[0] - requests[0][1][0]) == 128 * warp
-    assert "warps 0..3 of CTA (0, 0, 0) (the configured launch, block 256x1x1)" in run.method()
+    assert found.requests("k", store, "global").warps == {0, 1, 2, 3}
+    assert run.method({0, 1, 2, 3}).endswith("warps 0..3 of CTA (0, 0, 0) (the configured launch, block 256x1x1)")
+    assert "emulation of warp 2 of" in run.method({2}) and "warps 0, 2 of" in run.method({0, 2})
