@@ -22,6 +22,8 @@ TOP, VAR, UNKNOWN = "top", "var", "unknown"
 Coef = int | str
 STRIDE_CLASSES = ("broadcast", "unit", "strided", "unknown")
 _LANE_SPECIALS = ("%tid.x", "%laneid")
+#: source operands the stride transfer reads of each opcode it models
+_SOURCES = {"add": 2, "sub": 2, "neg": 1, "mul": 2, "shl": 2, "mad": 3}
 _UNIFORM_OPS = frozenset({
     "and", "or", "xor", "not", "cnot", "shr", "div", "rem", "min", "max", "abs", "selp", "slct", "setp",
     "set", "bfe", "bfi", "popc", "clz", "brev", "bfind", "prmt", "lop3", "shf", "cvt", "testp", "sad",
@@ -149,7 +151,10 @@ class StrideAnalysis:
             uniform = address is not None and op == "ld" and self.coef(address, i) == 0
             return 0 if uniform and info.space in ("global", "const", "shared") else UNKNOWN
         coefs = [self.coef(o, i) for o in srcs]
-        if op in ("mov", "cvta") or (op == "cvt" and info.dtype[0] in "bsu" and info.types[-1][0] in "bsu"):
+        if len(coefs) < _SOURCES.get(op, 0):  # malformed: too few operands
+            return UNKNOWN
+        integral = bool(info.types) and all(t[:1] in ("b", "s", "u") for t in (info.dtype, info.types[-1]))
+        if op in ("mov", "cvta") or (op == "cvt" and integral):
             return coefs[0] if coefs else UNKNOWN
         if op == "add":
             return _add(coefs[0], coefs[1])
