@@ -10,6 +10,8 @@ is *viewed* as the instruction's type, so ``mov.b32 %r1, %f1`` and friends move 
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ptxstatic.errors import PtxstaticError
@@ -91,10 +93,13 @@ def resize(x: np.ndarray, dtype: np.dtype, signed: bool = False) -> np.ndarray:
 
 
 def const(value: int | float, dtype: np.dtype) -> np.generic:
-    """A numpy scalar of ``dtype``: integers wrap to its width, floats convert."""
+    """A numpy scalar of ``dtype``: integers wrap to its width, floats convert (an infinite or NaN value has no
+    integer form: :class:`Unsupported`)."""
     if dtype.kind == "b":
         return np.bool_(bool(value))
     if dtype.kind in "iu":
+        if isinstance(value, float) and not math.isfinite(value):
+            raise Unsupported(f"{value} is not a value of an integer type")
         u = UINT[dtype.itemsize]
         return np.array(int(value) & ((1 << 8 * dtype.itemsize) - 1), dtype=u).view(dtype)[()]
     if dtype == NP["f16"]:

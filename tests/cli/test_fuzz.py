@@ -92,6 +92,7 @@ def mutated(index: int, seed: int, stacked: int) -> str:
 @given(st.integers(0, len(TEXTS) - 1), st.integers(0, 2 ** 32), st.integers(1, 3))
 @example(4, 2136, 1)  # a setp without a type: IndexError in the CTA-class analysis, found by a release run
 @example(3, 483723, 3)  # a mad with an operand deleted: IndexError in the stride analysis of the features
+@example(3, 395006, 3)  # an infinite float literal as an integer operand: OverflowError in the static counts
 def test_grammar_aware_mutants_never_crash_the_pipeline(index, seed, stacked):
     pipeline(mutated(index, seed, stacked))
 
