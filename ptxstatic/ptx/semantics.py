@@ -744,6 +744,11 @@ _TABLE: dict[str, Callable[[OpInfo, int], ValueOp]] = {
 ELEMENTWISE = frozenset(_TABLE)
 
 
+#: opcodes defined on bit and integer types only (``and.f16`` is not PTX)
+_INTEGER_ONLY = frozenset({"and", "or", "xor", "not", "cnot", "shl", "shr", "popc", "clz", "brev", "bfind", "bfe",
+                           "bfi", "prmt", "lop3", "shf", "rem"})
+
+
 @functools.lru_cache(maxsize=4096)
 def value_op(info: OpInfo, n_srcs: int) -> ValueOp:
     """The value function of an elementwise instruction with ``n_srcs`` source operands; :class:`Unsupported`
@@ -751,6 +756,8 @@ def value_op(info: OpInfo, n_srcs: int) -> ValueOp:
     build = _TABLE.get(info.opcode)
     if build is None:
         raise Unsupported(f"opcode {info.opcode} is not supported")
+    if info.opcode in _INTEGER_ONLY and any(is_float(t) for t in info.types):
+        raise Unsupported(f"{info.opcode} with .{'.'.join(info.types)}: the operation takes bit and integer types")
     try:
         return build(info, n_srcs)
     except (KeyError, IndexError, ValueError, StopIteration) as exc:

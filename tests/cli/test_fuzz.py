@@ -93,6 +93,7 @@ def mutated(index: int, seed: int, stacked: int) -> str:
 @example(4, 2136, 1)  # a setp without a type: IndexError in the CTA-class analysis, found by a release run
 @example(3, 483723, 3)  # a mad with an operand deleted: IndexError in the stride analysis of the features
 @example(3, 395006, 3)  # an infinite float literal as an integer operand: OverflowError in the static counts
+@example(2, 616426, 1)  # and.f16: a TypeError from numpy while the static counts ran the instruction
 def test_grammar_aware_mutants_never_crash_the_pipeline(index, seed, stacked):
     pipeline(mutated(index, seed, stacked))
 
