@@ -8,16 +8,23 @@ ptxstatic ships (:data:`ptxstatic.predict.DEFAULT_GPU`). A GPU without a DVFS mo
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from ptxstatic.errors import PtxstaticError
-from ptxstatic.features.throughput import ALIASES
-from ptxstatic.predict import DEFAULT_GPU, Models, load_models, predict_kernel
 from ptxstatic.rules.context import RuleContext
 from ptxstatic.rules.target import is_debug
+
+if TYPE_CHECKING:  # the prediction pipeline is imported when an energy rule runs
+    from ptxstatic.predict import Models
+
+#: the GPU whose models are shipped (:data:`ptxstatic.predict.DEFAULT_GPU`, kept equal by a test)
+DEFAULT_GPU = "gtxtitanx"
 
 
 @lru_cache(maxsize=8)
 def _models(gpu: str) -> Models | None:
+    from ptxstatic.predict import load_models
+
     try:
         models = load_models(gpu)
     except PtxstaticError:
@@ -27,6 +34,8 @@ def _models(gpu: str) -> Models | None:
 
 def energy_gpu(ctx: RuleContext) -> str:
     """The GPU whose model the energy rules use (its model name)."""
+    from ptxstatic.features.throughput import ALIASES
+
     name = (ctx.config.gpu or DEFAULT_GPU).lower()
     return ALIASES.get(name, name)
 
@@ -40,6 +49,8 @@ def prediction(ctx: RuleContext, max_slowdown: float | None) -> dict | None:
     models = _models(energy_gpu(ctx))
     if models is None:
         return None
+    from ptxstatic.predict import predict_kernel
+
     return ctx.mc.memo(f"PS5.{fn.name}.{max_slowdown}",
                        lambda: predict_kernel(ctx.module, fn, models, None, max_slowdown=max_slowdown))
 

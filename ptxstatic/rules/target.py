@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import math
 import re
+from typing import TYPE_CHECKING
 
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.features.occupancy import ARCHS, gpu_spec
-from ptxstatic.features.resources import KernelResources, kernel_resources
 from ptxstatic.ptx.ast import Function, Module
 from ptxstatic.rules.context import ModuleContext
+
+if TYPE_CHECKING:  # imported on first use: the resources bring the basic-block graph (networkx) and ptxas
+    from ptxstatic.features.resources import KernelResources
 
 #: threads per block assumed for a kernel without launch bounds when the configuration gives no launch
 DEFAULT_BLOCK = 256
@@ -58,6 +61,8 @@ def resources(mc: ModuleContext) -> dict[str, KernelResources] | None:
     """Every function's resources on the target architecture, None when there is no target or ptxas rejects
     the PTX (computed once per module)."""
     def compute() -> dict[str, KernelResources] | None:
+        from ptxstatic.features.resources import kernel_resources
+
         arch = target_arch(mc)
         if arch is None:
             return None

@@ -77,3 +77,10 @@ def test_roofline_classification_by_hand():
 
 def test_no_clock_prediction_for_a_gpu_without_a_model():
     assert lint(STEM, "PS501", config=Config(gpu="h100", select=ON)) == []
+
+
+def test_default_gpu_is_the_prediction_pipelines():
+    from ptxstatic import predict
+    from ptxstatic.rules import energy
+
+    assert energy.DEFAULT_GPU == predict.DEFAULT_GPU

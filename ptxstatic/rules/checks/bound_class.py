@@ -5,8 +5,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
-from ptxstatic.features.intensity import DEFAULT_TRIPS, intensity_features, loop_weighted_runs
-from ptxstatic.features.throughput import known_figures
 from ptxstatic.findings import Finding, Severity
 from ptxstatic.rules.context import RuleContext
 from ptxstatic.rules.energy import energy_gpu
@@ -20,6 +18,9 @@ from ptxstatic.rules.target import is_debug
                "compute-bound": Option(0.5, "compute-bound up to this ratio of memory time to issue time")},
       opt_in=True)
 def memory_or_compute_bound(ctx: RuleContext) -> Iterator[Finding]:
+    from ptxstatic.features.intensity import DEFAULT_TRIPS, intensity_features, loop_weighted_runs
+    from ptxstatic.features.throughput import known_figures
+
     fn = ctx.function
     figures = known_figures(energy_gpu(ctx))
     if not fn.is_kernel or figures is None or is_debug(ctx.module) or not ctx.instructions:

@@ -47,6 +47,8 @@ def divergent_branch_in_loop(ctx: RuleContext) -> Iterator[Finding]:
             continue
         if exits and setps and len(setps) == 1 and _remainder_exit(ctx, td, inner, setps[0]):
             continue
+        if _warp_uniform(ctx, td, index):
+            continue
         reported[index] = (inner, exits)
     # an unrolled loop repeats a branch: one finding per source line, or per loop and kind without line numbers
     if ctx.mc.has_line_info:
@@ -164,6 +166,47 @@ def _monotone_step(ins: Instruction) -> bool:
         return any(isinstance(o, Imm) and int(o.value) + width >= WARP_STEP and
                    (int(o.value) + width) & (int(o.value) + width - 1) == 0 for o in ins.operands[1:])
     return False
+
+
+def _warp_uniform(ctx: RuleContext, td: ThreadDependence, index: int) -> bool:
+    """Whether the condition at ``index`` depends on the thread only through the warp index: every path back to
+    the thread index passes through ``x >> k`` (k >= 5) or ``x / 32m`` of a value that steps with it (the
+    lanes of a warp share ``threadIdx.x / 32`` when the block's x extent is a multiple of 32)."""
+    from ptxstatic.analysis.uniformity import PER_THREAD_RESULTS, THREAD_SPECIALS
+
+    todo, seen, cut = [index], {index}, False
+    while todo:
+        i = todo.pop()
+        for r in ctx.du.uses[i]:
+            for d in ctx.du.reaching.get((i, r), []):
+                if d not in td.dependent or d in seen:
+                    continue
+                seen.add(d)
+                ins = ctx.instructions[d]
+                if _warp_step(ctx, td, d):
+                    cut = True
+                    continue
+                reads_thread = any(isinstance(op, Reg) and op.name.startswith(THREAD_SPECIALS)
+                                   for op in ins.operands[1:])
+                if reads_thread or d in td.merged or ins.info.opcode in PER_THREAD_RESULTS or ins.info.opcode == "ld":
+                    return False
+                todo.append(d)
+    return cut
+
+
+def _warp_step(ctx: RuleContext, td: ThreadDependence, d: int) -> bool:
+    """``x >> k`` (k >= 5), ``x / 32m`` or ``x & M`` with no bit of M below 32, of a value that steps with the
+    thread index: the same for the 32 lanes of a warp."""
+    ins = ctx.instructions[d]
+    op = ins.info.opcode
+    imm = next((o for o in ins.operands[2:] if isinstance(o, Imm)), None)
+    if op not in ("shr", "div", "and") or imm is None or not isinstance(ins.operands[1], Reg):
+        return False
+    k = imm.value
+    if not isinstance(k, int):
+        return False
+    by_warp = {"shr": k >= 5, "div": k > 0 and k % WARP_STEP == 0, "and": k != 0 and k % WARP_STEP == 0}[op]
+    return by_warp and _monotone(ctx, td, d, ins.operands[1].name)
 
 
 def _remainder_exit(ctx: RuleContext, td: ThreadDependence, loop: Loop, setp: int) -> bool:

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.features.occupancy import ARCHS, Residency, residency
-from ptxstatic.features.resources import KernelResources
 from ptxstatic.findings import Finding, Severity
 from ptxstatic.rules.context import RuleContext
 from ptxstatic.rules.registry import Option, rule
 from ptxstatic.rules.target import block_size, is_debug, resources, target_arch, target_name
+
+if TYPE_CHECKING:
+    from ptxstatic.features.resources import KernelResources
 
 
 @rule("PS303", "occupancy-limited", Severity.WARNING,

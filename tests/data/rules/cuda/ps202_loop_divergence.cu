@@ -142,3 +142,41 @@ extern "C" __global__ void ok_tree_reduction(const float* in, float* out)
     if (threadIdx.x == 0)
         out[blockIdx.x] = s[0];
 }
+
+// A branch on the warp index inside a loop: all lanes of a warp agree (blocks of whole warps).
+extern "C" __global__ void ok_warp_index_in_loop(float* data, int steps)
+{
+    float x = data[threadIdx.x];
+    for (int s = 0; s < steps; ++s) {
+        if ((threadIdx.x >> 5) & 1)
+            x = x * 0.5f + s;
+        else
+            x = __sinf(x) + s;
+    }
+    data[threadIdx.x] = x;
+}
+
+// The same with a division: warp 0 does extra work every iteration, the other warps skip it.
+extern "C" __global__ void ok_first_warp_in_loop(float* data, int steps)
+{
+    float x = data[threadIdx.x];
+    for (int s = 0; s < steps; ++s) {
+        if (threadIdx.x / 32 == 0)
+            x = __sinf(x) * __cosf(x) + s;
+        x = x * 0.5f;
+    }
+    data[threadIdx.x] = x;
+}
+
+// The lane index, not the warp index: lanes of one warp disagree.
+extern "C" __global__ void ps202_lane_parity_in_loop(float* data, int steps)
+{
+    float x = data[threadIdx.x];
+    for (int s = 0; s < steps; ++s) {
+        if (((threadIdx.x >> 4) & 1) == 0)  // expect: PS202
+            x = x * 0.5f + s;
+        else
+            x = __sinf(x) + s;
+    }
+    data[threadIdx.x] = x;
+}
