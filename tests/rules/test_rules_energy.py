@@ -66,6 +66,7 @@ def test_roofline_classification_by_hand():
     expected = (192 / (384 / 8 * 2 * 3505 / (24 * 1164))) / (459 / 128)
     assert triad["memory_to_issue"] == pytest.approx(expected, abs=1e-3) and triad["class"] == "memory-bound"
     assert by_kernel["fma_chain"]["class"] == "compute-bound" and by_kernel["fma_chain"]["memory_to_issue"] < 0.1
+    assert "balanced_poly" not in by_kernel  # 48 multiply-adds per 8 bytes: between the two thresholds
     assert triad["gpu"] == "gtxtitanx" and triad["model"] == "roofline"
     # the thresholds are the configuration's
     stricter = Config(select=ON, rules={"PS502": {"memory-bound": 5.0}})

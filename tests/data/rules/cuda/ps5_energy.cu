@@ -21,3 +21,15 @@ extern "C" __global__ void fma_chain(const float* in, float* out, int rounds)  /
     }
     out[i] = y;
 }
+
+// A polynomial per element: memory and issue time about even, neither class.
+extern "C" __global__ void balanced_poly(const float* in, float* out, int n)
+{
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {
+        float x = in[i], y = 0.0f;
+#pragma unroll
+        for (int k = 0; k < 48; ++k)
+            y = y * x + k;
+        out[i] = y;
+    }
+}
