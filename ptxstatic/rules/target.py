@@ -72,3 +72,24 @@ def resources(mc: ModuleContext) -> dict[str, KernelResources] | None:
             return None
 
     return mc.memo("target.resources", compute)
+
+
+def measured_resources(mc: ModuleContext, function: str) -> KernelResources | None:
+    """``function``'s resources from ptxas: for the target architecture, else (where ptxas cannot assemble
+    for it) for the PTX's own ``.target``, the nearest evidence of what ptxas makes of the code; None
+    without ptxas."""
+    own = (resources(mc) or {}).get(function)
+    if own is not None and not own.estimated:
+        return own
+
+    def compute() -> dict[str, KernelResources] | None:
+        from ptxstatic.features.resources import kernel_resources
+        from ptxstatic.toolchain.ptxas import target_arch as ptx_arch
+
+        try:
+            return kernel_resources(mc.module, ptx_arch(mc.module))
+        except PtxstaticError:
+            return None
+
+    other = (mc.memo("target.own-resources", compute) or {}).get(function)
+    return other if other is not None and not other.estimated else None

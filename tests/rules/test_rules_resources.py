@@ -140,3 +140,15 @@ def test_parser_corpus_findings():
         module = parse_file(path, recover=True)
         flagged |= {(f.code, f.kernel) for f in lint_module(module, Config(), rules=RESOURCE_RULES)}
     assert flagged == {("PS301", "mem_local_histogram")}
+
+
+@needs_ptxas
+def test_local_memory_on_maxwell_takes_ptxas_for_the_ptx_target_as_evidence():
+    """titanx (sm_52) cannot be assembled; ptxas for the PTX's sm_90 tells which local arrays stay in memory:
+    the histogram does (256-byte stack frame), the local array of sinf's slow path in ps4_precision.cu does
+    not (ptxas keeps it in registers), so only the first is reported."""
+    titanx = _config(gpu="titanx")
+    (f,) = lint(STEM, "PS301", config=titanx)
+    assert f.kernel == "ps301_dynamic_index" and f.properties["stack_frame"] == 256
+    assert f.properties["arch"] == "sm_90" and "ptxas -v -arch=sm_90" in f.message
+    assert lint("ps4_precision", "PS301", config=titanx) == []

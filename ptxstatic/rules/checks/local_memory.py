@@ -9,7 +9,7 @@ from ptxstatic.ptx.ast import VarDecl
 from ptxstatic.rules.context import RuleContext
 from ptxstatic.rules.places import hottest, loop_depth
 from ptxstatic.rules.registry import rule
-from ptxstatic.rules.target import is_debug, resources, target_arch
+from ptxstatic.rules.target import is_debug, measured_resources
 
 #: lines named in notes besides the finding's own
 MAX_NOTES = 4
@@ -24,8 +24,8 @@ def local_memory(ctx: RuleContext) -> Iterator[Finding]:
                 if ins.info.space == "local" and ins.info.opcode in ("ld", "st")]
     if not accesses or _argument_buffer(ctx, accesses):
         return
-    stats = (resources(ctx.mc) or {}).get(ctx.function.name)
-    if stats is not None and not stats.estimated and stats.stack_frame == 0:
+    stats = measured_resources(ctx.mc, ctx.function.name)
+    if stats is not None and stats.stack_frame == 0:
         return  # ptxas kept the array in registers after all
     depth = {i: loop_depth(ctx, i) for i in accesses}
     at = hottest(ctx, accesses)
@@ -35,10 +35,10 @@ def local_memory(ctx: RuleContext) -> Iterator[Finding]:
     message = (f"{depot} bytes per thread in local memory: {loads} ld.local and {len(accesses) - loads} st.local "
                f"in the PTX, {sum(depth[i] > 0 for i in accesses)} of them inside loops")
     properties = {"depot_bytes": depot, "loads": loads, "stores": len(accesses) - loads}
-    if stats is not None and not stats.estimated:
+    if stats is not None:
         message += f"; {stats.source} keeps a {stats.stack_frame}-byte stack frame"
         properties["stack_frame"] = stats.stack_frame
-        properties["arch"] = target_arch(ctx.mc)
+        properties["arch"] = stats.arch
     yield ctx.finding(at, message, notes=_other_lines(ctx, accesses, at), properties=properties)
 
 
