@@ -47,3 +47,12 @@ def in_toolkit_header(ctx: RuleContext, index: int) -> bool:
     """Whether instruction ``index`` comes from a header of the CUDA toolkit (code the user cannot change)."""
     loc = ctx.instructions[index].loc
     return loc is not None and TOOLKIT_HEADER.search(loc.file.replace("\\", "/")) is not None
+
+
+def is_library_function(ctx: RuleContext) -> bool:
+    """Whether the function is library code the user did not write: in a module with line information, a
+    function none of whose instructions has a ``.cu`` line (the CUDA math library's internal functions), or
+    one whose lines are all in the toolkit's headers."""
+    if not ctx.mc.has_line_info or not ctx.instructions:
+        return False
+    return all(ins.loc is None or in_toolkit_header(ctx, i) for i, ins in enumerate(ctx.instructions))

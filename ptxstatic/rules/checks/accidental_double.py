@@ -12,7 +12,7 @@ from ptxstatic.ptx import isa
 from ptxstatic.ptx.ast import Imm, Instruction
 from ptxstatic.ptx.dtypes import literal
 from ptxstatic.rules.context import RuleContext
-from ptxstatic.rules.places import by_line, loop_depth
+from ptxstatic.rules.places import by_line, is_library_function, loop_depth
 from ptxstatic.rules.registry import rule
 from ptxstatic.rules.target import is_debug
 
@@ -84,7 +84,7 @@ def _reaches_itself(users: dict[int, list[int]], start: int, within: set[int]) -
       "float values widened to double for arithmetic and rounded back to float (a double literal or function)")
 def accidental_double(ctx: RuleContext) -> Iterator[Finding]:
     widens = [i for i, ins in enumerate(ctx.instructions) if is_widen(ins)]
-    if not widens or is_debug(ctx.module):
+    if not widens or is_debug(ctx.module) or is_library_function(ctx):
         return
     users = ctx.du.chains()
     chains = []

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from ptxstatic.findings import Finding, Note, Severity
 from ptxstatic.ptx.ast import VarDecl
 from ptxstatic.rules.context import RuleContext
-from ptxstatic.rules.places import hottest, loop_depth
+from ptxstatic.rules.places import hottest, is_library_function, loop_depth
 from ptxstatic.rules.registry import rule
 from ptxstatic.rules.target import is_debug, measured_resources
 
@@ -18,7 +18,7 @@ MAX_NOTES = 4
 @rule("PS301", "local-memory", Severity.WARNING,
       "a per-thread array lives in local memory (off-chip, cached in L1): ld.local/st.local")
 def local_memory(ctx: RuleContext) -> Iterator[Finding]:
-    if is_debug(ctx.module):
+    if is_debug(ctx.module) or is_library_function(ctx):
         return
     accesses = [i for i, ins in enumerate(ctx.instructions)
                 if ins.info.space == "local" and ins.info.opcode in ("ld", "st")]

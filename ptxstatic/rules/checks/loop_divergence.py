@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from ptxstatic.findings import Finding, Severity
 from ptxstatic.ptx.ast import Imm, Instruction, Reg
 from ptxstatic.rules.context import RuleContext
-from ptxstatic.rules.places import by_line, in_toolkit_header, line_key
+from ptxstatic.rules.places import by_line, in_toolkit_header, is_library_function, line_key
 from ptxstatic.rules.registry import rule
 from ptxstatic.rules.target import is_debug
 
@@ -31,7 +31,7 @@ REMAINDER = 7
 @rule("PS202", "divergent-branch-in-loop", Severity.WARNING,
       "a branch inside a loop on a condition that differs between threads: the warp diverges every iteration")
 def divergent_branch_in_loop(ctx: RuleContext) -> Iterator[Finding]:
-    if is_debug(ctx.module):
+    if is_debug(ctx.module) or is_library_function(ctx):
         return
     td = ctx.thread_dependence
     reported: dict[int, tuple[Loop, bool]] = {}

@@ -10,7 +10,7 @@ from ptxstatic.ptx import isa
 from ptxstatic.ptx.ast import Instruction
 from ptxstatic.rules.checks.accidental_double import is_fp64_arithmetic
 from ptxstatic.rules.context import RuleContext
-from ptxstatic.rules.places import LOOP_WEIGHT, hottest, loop_depth
+from ptxstatic.rules.places import LOOP_WEIGHT, hottest, is_library_function, loop_depth
 from ptxstatic.rules.registry import Option, rule
 from ptxstatic.rules.target import is_debug, target_arch, target_name
 
@@ -37,7 +37,9 @@ def fp64_on_weak_gpu(ctx: RuleContext) -> Iterator[Finding]:
 
     arch = target_arch(ctx.mc)
     rates = ISSUE_RATES.get(arch or "")
-    if rates is None or rates.fp64 / rates.fp32 > ctx.option("max-fp64-ratio") or is_debug(ctx.module):
+    if rates is None or rates.fp64 / rates.fp32 > ctx.option("max-fp64-ratio"):
+        return
+    if is_debug(ctx.module) or is_library_function(ctx):
         return
     fp64 = [i for i, ins in enumerate(ctx.instructions) if is_fp64_arithmetic(ins)]
     if not fp64:
