@@ -42,11 +42,10 @@ def cxx_param_names(module: Module, kernel: Function) -> list[str | None]:
 
 def _source_of(module: Module, kernel: Function) -> tuple[Path | None, int]:
     """The CUDA file of ``kernel`` and its first line there (0 when no ``.loc`` says)."""
+    loc = next((s for s in kernel.statements if isinstance(s, LocDirective) and s.inlined_at is None), None)
     if module.filename.endswith(".cu"):
-        loc = next((s for s in kernel.statements if isinstance(s, LocDirective) and s.inlined_at is None), None)
         candidates, line = [Path(module.filename)], loc.line if loc else 0
     else:
-        loc = next((s for s in kernel.statements if isinstance(s, LocDirective) and s.inlined_at is None), None)
         files = {i.index: i for i in module.items if isinstance(i, FileDirective)}
         if loc is None or loc.file not in files:
             return None, 0

@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 import pytest
-from helpers import DATA
+from helpers import DATA, needs_nvcc
 
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.launch import Buffer, Launch, launch_from_spec
@@ -98,6 +98,17 @@ def test_parameters_by_cxx_name_and_by_index_give_the_same_counts():
     by_name = counts("--param", "n=1000")
     assert by_name == counts("--param", "0=1000") == counts("--param", "saxpy_param_0=1000")
     assert by_name != counts("--param", "n=100")
+
+
+@needs_nvcc
+def test_a_cu_input_gives_its_own_parameter_names():
+    source = EXAMPLE.with_suffix(".cu")
+    p = run("blocks", str(source), "-k", "saxpy", "--grid", "2", "--block", "32", "--param", "n=50", "--param",
+            "a=2", "--format", "json")
+    assert p.returncode == 0, p.stderr
+    (kernel,) = json.loads(p.stdout)["kernels"]
+    assert kernel["launch"]["args"] == {"saxpy_param_0": 50, "saxpy_param_1": 2.0}
+    assert kernel["counts"]["saxpy"]["2"] == 50
 
 
 def test_an_unknown_parameter_lists_the_parameters_by_cxx_name():
