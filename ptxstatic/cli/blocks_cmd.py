@@ -32,7 +32,7 @@ def blocks(source: str, kernel: str, launch: Launch, fmt: str, output: str | Non
     from ptxstatic.report.json_doc import json_document, kernel_entry
     from ptxstatic.toolchain.demangle import find_kernel
 
-    module = load(source, nvcc_flags, recover=False)
+    module = load(source, nvcc_flags, recover=False, kernel=kernel)
     kernel = find_kernel(module, kernel).name
     est = estimate_counts(module, kernel, launch, max_seconds=max_seconds)
     if output:

@@ -40,7 +40,7 @@ def features(source: str, kernel: str, counts_file: str | None, launch: Launch, 
     from ptxstatic.toolchain.demangle import find_kernel
     from ptxstatic.toolchain.ptxas import target_arch
 
-    module = load(source, nvcc_flags, recover=False)
+    module = load(source, nvcc_flags, recover=False, kernel=kernel)
     kernel = find_kernel(module, kernel).name
     counts = (BlockCounts.load(counts_file) if counts_file
               else estimate_counts(module, kernel, launch, max_seconds=max_seconds).counts)

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import click
 
 from ptxstatic.errors import PtxstaticError, SourceError
-from ptxstatic.ptx.ast import Module
+from ptxstatic.ptx.ast import Function, Module
 from ptxstatic.ptx.parser import ModuleStream, parse_text, read_ptx
+from ptxstatic.ptx.validate import ModuleChecker, apply, validate_module
+from ptxstatic.toolchain.demangle import find_kernels
 from ptxstatic.toolchain.nvcc import compile_to_ptx
 
 PTX_SUFFIXES = (".ptx",)
@@ -77,9 +79,66 @@ def read(path: str, nvcc_flags: str) -> tuple[str, str]:
     return read_ptx(path), path
 
 
-def load(path: str, nvcc_flags: str, recover: bool) -> Module:
-    """Parse one input (see :func:`read`)."""
-    return parse_text(*read(path, nvcc_flags), recover=recover)
+def load(path: str, nvcc_flags: str, recover: bool, kernel: str | None = None) -> Module:
+    """Parse and validate one input (see :func:`read`).
+
+    Without ``recover`` the first error is raised; with it, the errors are in ``Module.errors`` and the
+    functions that have them are left out. With ``kernel``, errors elsewhere in the file (in a function the
+    kernel does not call) are reported on stderr and the kernel is still analysed.
+    """
+    text, name = read(path, nvcc_flags)
+    module = parse_text(text, name, recover=recover or kernel is not None)
+    validation = validate_module(module, text)
+    if kernel is None or recover:
+        apply(module, validation, recover)
+        return module
+    others = sorted(module.errors + validation.errors, key=lambda e: (e.line, e.column))
+    try:
+        targets = [k.name for k in find_kernels(module, kernel)]
+    except PtxstaticError:
+        if others:
+            raise others[0] from None  # the kernel may be the function that could not be parsed
+        raise
+    blocking = sorted((e for k in targets for e in validation.blocking(module, k)), key=lambda e: (e.line, e.column))
+    if blocking:
+        raise blocking[0]
+    for err in others:
+        click.echo(err.render(), err=True)
+    apply(module, validation, recover=True)
+    return module
+
+
+class ValidatedStream:
+    """A :class:`ModuleStream` whose functions are validated as they are parsed: a function with errors is
+    left out, and every error (the module's first, then each function's) goes to ``module.errors``."""
+
+    def __init__(self, stream: ModuleStream, text: str) -> None:
+        self.stream = stream
+        self.module = stream.module
+        self.deferred = stream.deferred
+        self.checker = ModuleChecker(self.module.filename, text)
+        heads = [d.head for d in stream.deferred]
+        for item in sorted([*self.module.items, *heads], key=lambda i: getattr(i, "line", 0)):
+            self.checker.item(item)
+        self.reported = len(self.checker.errors)
+        self.module.errors.extend(self.checker.errors)
+        self.finished = False
+        if not self.deferred:  # nothing more will come: the module's checks are complete
+            self._finish()
+
+    def functions(self, select: Callable[[Function], bool] | None = None) -> Iterator[Function]:
+        for fn in self.stream.functions(select):
+            errors = self.checker.check_function(fn)
+            self.module.errors.extend(errors)
+            if not errors:
+                yield fn
+        self._finish()
+
+    def _finish(self) -> None:
+        if not self.finished:
+            self.finished = True
+            self.checker.finish()
+            self.module.errors.extend(self.checker.errors[self.reported:])
 
 
 def read_llvm_ir(path: str) -> str:
@@ -107,7 +166,7 @@ def modules(paths: tuple[str, ...], nvcc_flags: str) -> Iterator[Module]:
         yield module
 
 
-def streams(paths: tuple[str, ...], nvcc_flags: str) -> Iterator[ModuleStream]:
+def streams(paths: tuple[str, ...], nvcc_flags: str) -> Iterator[ModuleStream | ValidatedStream]:
     """Each input as a :class:`ModuleStream` with recovery, for commands that go function by function.
 
     Errors are in ``stream.module.errors`` as they are met (the caller reports them); a file that cannot be
@@ -115,7 +174,8 @@ def streams(paths: tuple[str, ...], nvcc_flags: str) -> Iterator[ModuleStream]:
     """
     for path in expand(paths):
         try:
-            stream = ModuleStream(*read(path, nvcc_flags), recover=True)
+            text, name = read(path, nvcc_flags)
+            stream: ModuleStream | ValidatedStream = ValidatedStream(ModuleStream(text, name, recover=True), text)
         except PtxstaticError as err:  # SourceError included
             stream = ModuleStream("", path)
             stream.module.errors.append(err)

@@ -41,7 +41,7 @@ def predict(file: str, gpu: str | None, model_path: str | None, kernel: str | No
 
     models = load_models(gpu, model_path)
     slowdown = parse_fraction(max_slowdown) if max_slowdown is not None else None
-    module = load(file, nvcc_flags, recover=False)
+    module = load(file, nvcc_flags, recover=False, kernel=kernel)
     results = predict_module(module, models, launch, kernel=kernel, max_slowdown=slowdown, max_seconds=max_seconds)
     if fmt == "json":
         click.echo(json_document("predict", [kernel_entry(r["file"], r["kernel"], r) for r in results], []))

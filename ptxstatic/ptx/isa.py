@@ -282,3 +282,79 @@ def op_info(token: str) -> OpInfo:
 def is_known(token: str) -> bool:
     """Whether the token's opcode is in the table (unknown opcodes still parse; they classify as misc)."""
     return split_opcode(token)[0] in OPCODES
+
+
+# ------------------------------------------------------------------------ versions, targets, requirements
+#: the newest PTX ISA version this table knows (that of CUDA 13.0's ptxas)
+NEWEST_VERSION = (9, 0)
+
+#: every .target architecture ptxas knows, with the first PTX ISA version that accepts it (as CUDA 13.0's
+#: ptxas reports: a .target older than the assembler's own architectures is still accepted)
+TARGET_MIN_VERSION: dict[str, tuple[int, int]] = {
+    **dict.fromkeys(("sm_10", "sm_11", "sm_12", "sm_13", "sm_20", "sm_21"), (2, 3)),
+    "sm_30": (3, 0), "sm_32": (4, 0), "sm_35": (3, 1), "sm_37": (4, 1), "sm_50": (4, 0), "sm_52": (4, 1),
+    "sm_53": (4, 2), "sm_60": (5, 0), "sm_61": (5, 0), "sm_62": (5, 0), "sm_70": (5, 1), "sm_72": (6, 1),
+    "sm_75": (6, 3), "sm_80": (7, 0), "sm_86": (7, 1), "sm_87": (7, 4), "sm_88": (7, 3), "sm_89": (7, 8),
+    "sm_90": (7, 8), "sm_90a": (8, 0), "sm_100": (8, 6), "sm_100a": (8, 6), "sm_100f": (8, 8),
+    "sm_101": (8, 6), "sm_101a": (8, 6), "sm_103": (8, 8), "sm_103a": (8, 8), "sm_103f": (8, 8),
+    "sm_110": (9, 0), "sm_110a": (9, 0), "sm_110f": (9, 0), "sm_120": (8, 7), "sm_120a": (8, 7),
+    "sm_120f": (8, 8), "sm_121": (8, 8), "sm_121a": (8, 8), "sm_121f": (8, 8),
+}
+#: .target options other than the architecture
+TARGET_OPTIONS = frozenset({"texmode_unified", "texmode_independent", "debug", "map_f64_to_f32"})
+
+#: opcode -> (oldest architecture, first PTX ISA version) it needs; "a" after the number: an
+#: architecture-specific feature (sm_90a, not sm_90)
+REQUIRES: dict[str, tuple[str, tuple[int, int]]] = {
+    "cvta": ("sm_20", (2, 0)),
+    **dict.fromkeys(("shfl", "vote", "bar.warp.sync", "barrier", "fns"), ("sm_30", (6, 0))),
+    "activemask": ("sm_30", (6, 2)), "dp4a": ("sm_61", (5, 0)), "dp2a": ("sm_61", (5, 0)),
+    **dict.fromkeys(("match", "wmma.load", "wmma.store", "wmma.mma"), ("sm_70", (6, 0))),
+    "nanosleep": ("sm_70", (6, 3)), "mma": ("sm_70", (6, 4)), "cvt.pack": ("sm_72", (6, 5)),
+    "ldmatrix": ("sm_75", (6, 5)), "movmatrix": ("sm_75", (7, 8)),
+    **dict.fromkeys(("bmsk", "szext"), ("sm_70", (7, 6))),
+    **dict.fromkeys(("alloca", "stacksave", "stackrestore"), ("sm_52", (7, 3))),
+    **dict.fromkeys(("redux", "cp.async", "cp.async.commit_group", "cp.async.wait_group", "cp.async.wait_all",
+                     "cp.async.mbarrier.arrive", "mbarrier.init", "mbarrier.inval", "mbarrier.arrive",
+                     "mbarrier.arrive_drop", "mbarrier.test_wait", "mbarrier.pending_count"),
+                    ("sm_80", (7, 0))),
+    "mbarrier.try_wait": ("sm_90", (7, 8)),
+    **dict.fromkeys(("createpolicy", "applypriority", "discard"), ("sm_80", (7, 4))),
+    **dict.fromkeys(("stmatrix", "getctarank", "mapa", "barrier.cluster", "griddepcontrol", "elect",
+                     "mbarrier.expect_tx", "mbarrier.complete_tx", "cp.async.bulk", "cp.reduce.async.bulk",
+                     "cp.async.bulk.tensor", "cp.reduce.async.bulk.tensor", "cp.async.bulk.prefetch",
+                     "cp.async.bulk.prefetch.tensor", "cp.async.bulk.commit_group",
+                     "cp.async.bulk.wait_group"), ("sm_90", (7, 8))),
+    **dict.fromkeys(("multimem.ld_reduce", "multimem.st", "multimem.red", "st.async", "red.async"),
+                    ("sm_90", (8, 1))),
+    **dict.fromkeys(("wgmma.mma_async", "wgmma.mma_async.sp", "wgmma.fence", "wgmma.commit_group",
+                     "wgmma.wait_group", "setmaxnreg"), ("sm_90a", (8, 0))),
+    **dict.fromkeys(("tensormap.replace", "tensormap.cp_fenceproxy"), ("sm_90a", (8, 3))),
+    **dict.fromkeys((op for op in FIXED_GROUP if op.startswith("tcgen05.")), ("sm_100a", (8, 6))),
+    **dict.fromkeys(("clusterlaunchcontrol.try_cancel", "clusterlaunchcontrol.query_cancel", "st.bulk"),
+                    ("sm_100", (8, 6))),
+}
+
+
+def parse_version(text: str) -> tuple[int, int] | None:
+    """``"8.0"`` -> ``(8, 0)``; None for anything that is not MAJOR.MINOR."""
+    major, dot, minor = text.partition(".")
+    if not (dot and major.isdigit() and minor.isdigit() and len(major) <= 3 and len(minor) <= 3):
+        return None
+    return int(major), int(minor)
+
+
+def sm_number(target: str) -> tuple[int, str]:
+    """``"sm_90a"`` -> ``(90, "a")``; ``(0, "")`` for what is not an ``sm_``/``compute_`` name."""
+    digits = target.split("_", 1)[-1]
+    number = digits.rstrip("af")
+    return (int(number), digits[len(number):]) if number.isdigit() else (0, "")
+
+
+def target_supports(target: str, needed: str) -> bool:
+    """Whether a module for ``target`` may use a feature of architecture ``needed``."""
+    have, have_suffix = sm_number(target)
+    need, need_suffix = sm_number(needed)
+    if need_suffix and not have_suffix:
+        return False
+    return have >= need

@@ -1,0 +1,295 @@
+"""Validation after parsing: refuse what ptxas refuses, with ``FILE:LINE:COL`` errors.
+
+The grammar accepts any opcode, modifier and operand; this pass checks what the PTX ISA requires of a
+module: its directives and their order (``.version`` first, then ``.target``, ``.address_size`` 64), the
+target against the version, symbols declared before use and defined once, and of each instruction its
+opcode, types, modifiers, operands (count, kind, register type with PTX's size rules), the registers,
+labels and variables it names, and the target and version it needs.
+
+The pass has a module part (:class:`ModuleChecker`, fed top-level items in order, so functions may arrive
+one at a time) and a per-function part (:func:`check_function`); :func:`validate_module` runs both over a
+parsed module and keeps each function's errors apart, so that a caller can analyse the kernels that are
+valid. Errors are :class:`~ptxstatic.errors.SourceError`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ptxstatic.errors import SourceError
+from ptxstatic.ptx import ast as A
+from ptxstatic.ptx import isa
+from ptxstatic.ptx.instruction_check import FunctionScope, check_instruction
+
+
+@dataclass
+class Validation:
+    """The errors of a module: those of the module itself, and those of each function by name."""
+
+    module: list[SourceError] = field(default_factory=list)
+    functions: dict[str, list[SourceError]] = field(default_factory=dict)
+
+    @property
+    def errors(self) -> list[SourceError]:
+        """Every error, in file order."""
+        every = self.module + [e for errs in self.functions.values() for e in errs]
+        return sorted(every, key=lambda e: (e.line, e.column))
+
+    def blocking(self, module: A.Module, kernel: str) -> list[SourceError]:
+        """The errors that stop ``kernel`` from being analysed: the module's, its own and its callees'."""
+        names = _callees(module, kernel)
+        return sorted(self.module + [e for n in names for e in self.functions.get(n, [])],
+                      key=lambda e: (e.line, e.column))
+
+
+def _callees(module: A.Module, kernel: str) -> set[str]:
+    """``kernel`` and every function it calls, directly or not (by name)."""
+    bodies = {f.name: f for f in module.functions if f.body is not None}
+    seen, todo = set(), [kernel]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        fn = bodies.get(name)
+        for ins in fn.instructions if fn else ():
+            if ins.opcode.startswith("call"):
+                todo += [o.name for o in ins.operands if isinstance(o, A.Sym)]
+    return seen
+
+
+class _Lines:
+    """Source lines for carets, read on first use."""
+
+    def __init__(self, filename: str, source: str | None) -> None:
+        self.filename = filename
+        self._source = source
+        self._lines: list[str] | None = None
+
+    def error(self, line: int, column: int, message: str) -> SourceError:
+        if self._lines is None:
+            text = self._source
+            if text is None:
+                try:
+                    text = Path(self.filename).read_text(encoding="utf-8")
+                except (OSError, UnicodeDecodeError):
+                    text = ""
+            self._lines = text.split("\n")
+        src = self._lines[line - 1] if 0 < line <= len(self._lines) else ""
+        return SourceError(self.filename, line, max(1, column), message, src)
+
+
+class ModuleChecker:
+    """The module part of validation, fed top-level items in file order (:meth:`item`), then :meth:`finish`."""
+
+    def __init__(self, filename: str, source: str | None = None) -> None:
+        self.lines = _Lines(filename, source)
+        self.errors: list[SourceError] = []
+        self.version: tuple[int, int] | None = None
+        self.target = ""
+        self.seen_code = False  # a statement other than the header directives came
+        self.header: list[str] = []  # directive names of the header, in order
+        self.variables: dict[str, A.VarDecl] = {}
+        self.functions: dict[str, A.Function] = {}
+        self.defined: set[str] = set()
+        self.section_labels: set[str] = set()
+        self.valid: set[tuple] = set()  # instruction keys found valid, shared by the functions
+        self.loc_names: list[tuple[str, int]] = []  # .loc function_name labels, checked at the end
+
+    def _fail(self, line: int, column: int, message: str) -> None:
+        self.errors.append(self.lines.error(line, column, message))
+
+    def item(self, item: A.TopItem) -> None:
+        if isinstance(item, A.Directive):
+            self._directive(item)
+        elif isinstance(item, A.VarDecl):
+            self._code(item.line)
+            self._variable(item)
+        elif isinstance(item, A.Function):
+            self._code(item.line)
+            self._function(item)
+        elif isinstance(item, A.Section):
+            self._code(item.line)
+            self._section(item)
+
+    def _code(self, line: int) -> None:
+        if not self.seen_code:
+            self.seen_code = True
+            self._require_header(line)
+
+    def _require_header(self, line: int) -> None:
+        if "version" not in self.header:
+            self._fail(max(line, 1), 1, "missing .version directive at the start of the file")
+        elif "target" not in self.header:
+            self._fail(max(line, 1), 1, "missing .target directive after .version")
+
+    def _directive(self, d: A.Directive) -> None:
+        if d.name == "alias":
+            self._code(d.line)
+            return
+        expected = {"version": 0, "target": 1, "address_size": 2}[d.name]
+        if self.seen_code or len(self.header) != expected:
+            where = "the first directive" if d.name == "version" else (
+                "right after .version" if d.name == "target" else "right after .target")
+            if d.name == "target" and self.header[-1:] == ["target"] and not self.seen_code:
+                pass  # ptxas takes a repeated .target
+            else:
+                self._fail(d.line, 1, f".{d.name} must be {where}" + (" (and written once)" if d.name in self.header
+                                                                       else ""))
+                return
+        if d.name not in self.header:
+            self.header.append(d.name)
+        getattr(self, "_" + d.name)(d)
+
+    def _version(self, d: A.Directive) -> None:
+        v = isa.parse_version(d.values[0])
+        if v is None:
+            self._fail(d.line, 1, f"invalid .version {d.values[0]!r}; expected MAJOR.MINOR")
+        elif v > isa.NEWEST_VERSION:
+            newest = "%d.%d" % isa.NEWEST_VERSION
+            self._fail(d.line, 1, f"unsupported .version {d.values[0]}; the newest known is {newest}")
+        else:
+            self.version = v
+
+    def _target(self, d: A.Directive) -> None:
+        arch = [t for t in d.values if t not in isa.TARGET_OPTIONS]
+        if len(arch) != 1:
+            self._fail(d.line, 1, "expected one target architecture in .target, e.g. sm_80")
+            return
+        name = arch[0].replace("compute_", "sm_")
+        need = isa.TARGET_MIN_VERSION.get(name)
+        if need is None:
+            self._fail(d.line, 1, f"unknown target architecture {arch[0]!r}")
+        elif self.version is not None and self.version < need:
+            self._fail(d.line, 1, f"PTX .version {'%d.%d' % self.version} does not support .target {arch[0]} "
+                                  f"(it needs {'%d.%d' % need} or later)")
+        else:
+            self.target = name
+
+    def _address_size(self, d: A.Directive) -> None:
+        if d.values[0] == "32":
+            self._fail(d.line, 1, ".address_size 32: 32-bit addressing is not supported by ptxas any more")
+        elif d.values[0] != "64":
+            self._fail(d.line, 1, f"invalid .address_size {d.values[0]}; expected 64 (or 32)")
+
+    def _variable(self, v: A.VarDecl) -> None:
+        extern = "extern" in v.linkage
+        for decl in v.names:
+            if decl.name in self.variables or decl.name in self.functions:
+                earlier = self.variables.get(decl.name)
+                if not (extern or (earlier is not None and "extern" in earlier.linkage)):
+                    self._fail(v.line, v.column, f"duplicate definition of {decl.name!r}")
+                    continue
+            self.variables[decl.name] = v
+
+    def _function(self, fn: A.Function) -> None:
+        earlier = self.functions.get(fn.name)
+        if fn.name in self.variables:
+            self._fail(fn.line, fn.column, f"duplicate definition of {fn.name!r}")
+        elif fn.body is not None and fn.name in self.defined:
+            self._fail(fn.line, fn.column, f"duplicate definition of function {fn.name!r}")
+        elif earlier is not None and parameter_sizes(earlier) != parameter_sizes(fn):
+            self._fail(fn.line, fn.column, f"inconsistent prototypes of {fn.name!r}: parameters or results differ")
+        if fn.body is not None:
+            self.defined.add(fn.name)
+            self.loc_names += [(s.function_name, s.src_line) for s in fn.statements
+                               if isinstance(s, A.LocDirective) and s.function_name]
+        self.functions[fn.name] = fn
+
+    def _section(self, sec: A.Section) -> None:
+        for entry in sec.entries:
+            if entry.label:
+                self.section_labels.add(entry.label)
+            problem = _section_entry_problem(entry)
+            if problem:
+                self._fail(sec.line, 1, f"in .section {sec.name}: {problem}")
+                return
+
+    def finish(self) -> None:
+        """After the last item: an empty file still needs its header, and the ``.loc ... function_name``
+        labels must be defined in a section."""
+        if not self.seen_code:
+            self._require_header(1)
+        for name, line in self.loc_names:
+            if name not in self.section_labels:
+                self._fail(line, 1, f"undefined label {name!r} in .loc function_name")
+                return
+
+    def check_function(self, fn: A.Function) -> list[SourceError]:
+        """The errors of one function with a body, against what the module declared before it."""
+        version = self.version or isa.NEWEST_VERSION
+        scope = FunctionScope(self.variables, self.functions, self.target, version, self.lines.error, self.valid)
+        return scope.check(fn)
+
+
+def parameter_sizes(fn: A.Function) -> tuple[tuple[int, ...], tuple[int, ...] | None]:
+    """The byte sizes of a function's results and parameters (what a declaration and a definition share)."""
+    def sizes(decls: tuple[A.VarDecl, ...]) -> tuple[int, ...]:
+        return tuple(declared_bytes(v, d) for v in decls for d in v.names)
+    return sizes(fn.returns), None if fn.params is None else sizes(fn.params)
+
+
+def declared_bytes(v: A.VarDecl, d: A.Declarator) -> int:
+    """Bytes of one declared name (arrays of unknown size count as 0)."""
+    elems = 1
+    for dim in d.dims:
+        elems *= dim or 0
+    vec = next((int(a[1]) for a in v.attrs if a in ("v2", "v4", "v8")), 1)
+    return isa.TYPE_BITS.get(v.dtype, 0) * vec * elems // 8
+
+
+def _section_entry_problem(entry: A.SectionEntry) -> str:
+    """A constant of a section entry that does not fit its .bN size ('' when all fit)."""
+    bits = {"b8": 8, "b16": 16, "b32": 32, "b64": 64}.get(entry.directive, 0)
+    limit = 1 << bits
+    for item in entry.items:
+        if type(item) is not A.Imm:
+            continue
+        text = item.text
+        if text.isdigit() and (text[0] != "0" or len(text) == 1) and int(text) < limit:
+            continue  # the common case: a plain decimal byte
+        try:
+            value = A.parse_number(item.text)
+        except ValueError:
+            return f"invalid constant {item.text!r}"
+        if not isinstance(value, int) or not -(1 << (bits - 1)) <= value < (1 << bits):
+            return f"value {item.text} out of range for .{entry.directive}"
+    return ""
+
+
+def validate_module(module: A.Module, source: str | None = None) -> Validation:
+    """Validate a parsed module (``source``: its text, for the caret lines; read from the file if omitted)."""
+    checker = ModuleChecker(module.filename, source)
+    result = Validation()
+    for item in module.items:
+        checker.item(item)
+        if isinstance(item, A.Function) and item.body is not None:
+            errors = checker.check_function(item)
+            if errors:
+                result.functions.setdefault(item.name, []).extend(errors)
+    checker.finish()
+    result.module = checker.errors
+    return result
+
+
+def apply(module: A.Module, validation: Validation, recover: bool) -> None:
+    """Raise the first error, or with ``recover`` record them all in ``module.errors`` and drop the functions
+    that have errors (as the parser drops functions it cannot parse)."""
+    errors = validation.errors
+    if not errors:
+        return
+    if not recover:
+        raise errors[0]
+    module.errors.extend(errors)
+    module.errors.sort(key=lambda e: (e.line, e.column))
+    broken = set(validation.functions)
+    module.items = [i for i in module.items if not (isinstance(i, A.Function) and i.name in broken
+                                                    and i.body is not None)]
+
+
+def check(module: A.Module, source: str | None = None, recover: bool = False) -> A.Module:
+    """Validate ``module`` and :func:`apply` the result; returns the module."""
+    apply(module, validate_module(module, source), recover)
+    return module
+
