@@ -229,12 +229,50 @@ def check_instruction(ins: A.Instruction, scope: FunctionScope) -> str:
         if not isa.target_supports(scope.target, arch):
             return f"{opcode!r} requires .target {arch} or later (the module targets {scope.target})"
         if scope.version < version:
-            return f"{opcode!r} requires PTX ISA {'%d.%d' % version} or later"
+            return f"{opcode!r} requires PTX ISA {version[0]}.{version[1]} or later"
     if ins.guard is not None:
         gtype = scope.register_type(ins.guard.name)
         if gtype != "pred":
             what = "undefined register" if gtype is None else "a non-predicate register"
             return f"guard {ins.guard.name} is {what}; expected a predicate"
+    if opcode == "call":
+        problem = _call_problem(ins, scope)
+        if problem:
+            return problem
     checker = OperandChecker(ins, scope)
     form = FORMS.get(opcode)
     return checker.names() or checker.common(opcode) or (form and checker.form(opcode, form)) or ""
+
+
+def declared_bytes(v: A.VarDecl, d: A.Declarator) -> int:
+    """Bytes of one declared name (arrays of unknown size count as 0)."""
+    elems = 1
+    for dim in d.dims:
+        elems *= dim or 0
+    vec = next((int(a[1]) for a in v.attrs if a in ("v2", "v4", "v8")), 1)
+    return isa.TYPE_BITS.get(v.dtype, 0) * vec * elems // 8
+
+
+def _call_problem(ins: A.Instruction, scope: FunctionScope) -> str:
+    """A direct call whose results or arguments do not match the callee's declaration ('' when they do)."""
+    ops = ins.operands
+    rets: tuple = ()
+    if ops and isinstance(ops[0], A.Tup):
+        rets, ops = ops[0].items, ops[1:]
+    if not ops or not isinstance(ops[0], A.Sym) or ops[0].name not in scope.functions:
+        return ""
+    fn = scope.functions[ops[0].name]
+    args = next((o.items for o in ops[1:] if isinstance(o, A.Tup)), ())
+    for kind, given, formal in (("result", rets, fn.returns), ("argument", args, fn.params)):
+        if formal is None:
+            continue
+        sizes = [declared_bytes(v, d) for v in formal for d in v.names]
+        if len(given) != len(sizes):
+            return f"call of {fn.name!r}: {len(sizes)} {kind}(s) expected, {len(given)} given"
+        for item, size in zip(given, sizes, strict=True):
+            var = scope.variable(item.name) if isinstance(item, A.Sym) else None
+            if var is not None and var.space == "param":
+                got = declared_bytes(var, next(d for d in var.names if d.name == item.name))
+                if got != size:
+                    return f"call of {fn.name!r}: {kind} {item.name!r} has {got} bytes, the parameter {size}"
+    return ""

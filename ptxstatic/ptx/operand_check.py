@@ -11,16 +11,16 @@ for floating-point types, either for bit-size types.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from ptxstatic.ptx import ast as A
 from ptxstatic.ptx import isa
 from ptxstatic.ptx.isa_forms import (
+    AT_MOST_ONE_SPACE,
     ATOM_TYPES,
     COMPARISONS_BY_KIND,
     FLOAT_ROUNDINGS,
     INT_ROUNDINGS,
-    AT_MOST_ONE_SPACE,
     ONE_SPACE,
     OPERAND_COUNTS,
     TYPES_OF,
@@ -28,11 +28,26 @@ from ptxstatic.ptx.isa_forms import (
     special_register_type,
 )
 
-if TYPE_CHECKING:
-    from ptxstatic.ptx.instruction_check import FunctionScope
+
+class Scope(Protocol):
+    """What operand checks ask of the function around an instruction (``instruction_check.FunctionScope``)."""
+
+    target: str
+    labels: set[str]
+    inputs: set[str]
+
+    def register_type(self, name: str) -> str | None: ...
+
+    def variable(self, name: str) -> A.VarDecl | None: ...
+
+    def symbol_known(self, name: str) -> bool: ...
 
 _PAIRED = {"s16": "s32", "u16": "u32", "s32": "s64", "u32": "u64", "s64": "", "u64": "", "b16": "b32",
            "b32": "b64", "f16": "f32", "f32": "f64"}
+#: groups of instructions that touch no memory: no cache operators, and a constant is never their destination
+NO_CACHE_GROUPS = frozenset({isa.INT, isa.FP16, isa.FP32, isa.FP64, isa.SPECIAL, isa.LOGIC, isa.COMPARE, isa.MOVE,
+                             isa.CONTROL, isa.WARP})
+NEEDS_SYNC = frozenset({"wmma.load", "wmma.store", "wmma.mma", "mma", "ldmatrix", "stmatrix"})
 _FLOAT_ONLY_WORDS = frozenset({"ftz", "approx", "full", "relu", "oob", "NaN", "xorsign", "abs"})
 
 
@@ -51,7 +66,7 @@ def compatible(itype: str, rtype: str, relaxed: bool = False) -> bool:
     ibits, rbits = isa.TYPE_BITS[itype], isa.TYPE_BITS[rtype]
     wide_ok = relaxed and rbits > ibits
     if ik == "f":
-        return rk == "f" and rbits == ibits or rk == "b" and (rbits == ibits or wide_ok)
+        return (rk == "f" and rbits == ibits) or (rk == "b" and (rbits == ibits or wide_ok))
     if ik in "su" and rk == "f":
         return False
     return rbits == ibits or wide_ok
@@ -92,7 +107,7 @@ def literal_problem(itype: str, text: str) -> str:
 class OperandChecker:
     """Checks the operands of one instruction; each method returns an error message or ''."""
 
-    def __init__(self, ins: A.Instruction, scope: FunctionScope) -> None:
+    def __init__(self, ins: A.Instruction, scope: Scope) -> None:
         self.ins = ins
         self.scope = scope
         self.info = ins.info
@@ -110,7 +125,8 @@ class OperandChecker:
         if isinstance(op, A.Reg):
             return "" if self.scope.register_type(op.name) is not None else f"undefined register {op.name}"
         if isinstance(op, A.Sym):
-            return "" if self.scope.symbol_known(op.name) else f"undefined symbol {op.name!r}"
+            what = "label" if self.info.opcode in ("bra", "brx.idx") else "symbol"
+            return "" if self.scope.symbol_known(op.name) else f"undefined {what} {op.name!r}"
         if isinstance(op, A.Imm):
             try:
                 A.parse_number(op.text)
@@ -133,7 +149,7 @@ class OperandChecker:
         """What every instruction is checked for beyond its names: types, operand count, destination,
         modifiers that go together, and the addresses it names."""
         return (self._known_types(opcode) or self._spaces(opcode) or self._count(opcode) or self._destination()
-                or self._ordering(opcode) or self._sync(opcode) or self.addresses())
+                or self._ordering(opcode) or self._sync(opcode) or self._words() or self.addresses())
 
     def _known_types(self, opcode: str) -> str:
         allowed = TYPES_OF.get(opcode)
@@ -142,7 +158,7 @@ class OperandChecker:
             if not op:
                 return f"{opcode!r} needs an operation (.add, .cas, .exch, ...)"
             allowed = ATOM_TYPES.get(op)
-            if allowed is not None and "cas" != op and len(self.info.types) == 1 and self.info.types[0] == "b128":
+            if allowed is not None and op != "cas" and len(self.info.types) == 1 and self.info.types[0] == "b128":
                 return f"atom.{op} does not take .b128"
         if allowed is None:
             return ""
@@ -200,9 +216,32 @@ class OperandChecker:
         return ""
 
     def _sync(self, opcode: str) -> str:
-        if opcode in ("shfl", "vote") and not self.info.sync and isa.target_supports(self.scope.target or "sm_0",
-                                                                                     "sm_70"):
+        info = self.info
+        if opcode in ("shfl", "vote") and not info.sync and isa.target_supports(self.scope.target or "sm_0", "sm_70"):
             return f"{opcode!r} without .sync is not supported on sm_70 and later"
+        if opcode in NEEDS_SYNC and not info.sync:
+            return f"{opcode!r} needs .sync"
+        if opcode in ("bar", "barrier") and not (info.sync or {"arrive", "red"} & set(info.other)):
+            return f"{opcode!r} needs .sync, .arrive or .red"
+        return ""
+
+    def _words(self) -> str:
+        """Cache operators only on memory instructions; control flow takes only .uni."""
+        info = self.info
+        if info.cache and info.group in NO_CACHE_GROUPS:
+            return f"cache operator .{info.cache[0]} is not allowed for {info.opcode!r}"
+        if "nc" in info.cache and info.opcode != "ld":
+            return ".nc is only for ld.global"
+        if info.group == isa.CONTROL:
+            words = [*info.spaces, *info.cache, *info.other, *([info.order] if info.order else []),
+                     *([info.scope] if info.scope else []), *info.types]
+            bad = next((w for w in words if w != "uni"), None)
+            if bad and info.opcode in ("bra", "call", "ret", "exit", "brx.idx"):
+                return f"modifier .{bad} is not allowed for {info.opcode!r}"
+        ops = self.ins.operands
+        if ops and isinstance(ops[0], (A.Imm, A.BinOp, A.Unary)) and info.group in NO_CACHE_GROUPS and \
+                not info.first_operand_read:
+            return "the destination must be a register, not a constant"
         return ""
 
     def addresses(self) -> str:
@@ -406,15 +445,18 @@ class OperandChecker:
             items = list(op.items)
         else:
             items = [op]
+        sizes = set()
         for item in items:
             if source and isinstance(item, A.Imm):
                 problem = literal_problem(itype, item.text)
             else:
-                what = "source" if source else "destination"
-                problem = self._register(item, itype, relaxed=vec == 1, what=what)
+                problem = self._register(item, itype, relaxed=True, what="source" if source else "destination")
+                rtype = self.scope.register_type(item.name) if isinstance(item, A.Reg) else ""
+                if rtype and "." not in rtype:
+                    sizes.add(isa.TYPE_BITS[rtype])
             if problem:
                 return problem
-        return ""
+        return "the registers of a vector must all be of one size" if len(sizes) > 1 else ""
 
     def _address(self, opcode: str, op: object) -> str:
         if not isinstance(op, A.Addr) or op.extra:

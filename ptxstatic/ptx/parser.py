@@ -67,7 +67,7 @@ _STATEMENT = re.compile(
     | (?P<data>\.b(?:8|16|32|64)(?![\w$])[^\n{};]*)
     | (?P<stmt>(?:[^;{}"]++|"(?:\\.|[^"\\\n])*"|BRACES)+;)
     | (?P<head>[^;{}"]+)(?=\{)
-    )""".replace("BRACES", _nested_braces(5)),
+    )""".replace("BRACES", r"(?=\{\s*[^\s}])" + _nested_braces(5)),  # an empty {} is a function body
     re.X,
 )
 _TRAILING_SPACE = re.compile(r"[ \t\r\n]*\Z")

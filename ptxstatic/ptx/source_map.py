@@ -5,6 +5,17 @@ from __future__ import annotations
 from ptxstatic.ptx import ast as A
 
 
+def _byte(item: A.Expr) -> int | None:
+    """The integer a ``.b8`` item holds, or None for what is not an integer constant (``1e400``, ``08``)."""
+    if not isinstance(item, A.Imm):
+        return None
+    try:
+        value = item.value
+    except ValueError:
+        return None
+    return value if isinstance(value, int) else None
+
+
 def debug_strings(module: A.Module) -> dict[str, str]:
     """Labels of ``.section .debug_str`` mapped to the NUL-terminated strings that follow them."""
     out: dict[str, str] = {}
@@ -17,8 +28,8 @@ def debug_strings(module: A.Module) -> dict[str, str]:
                 label, buf = e.label, bytearray()
             elif e.directive == "b8" and label:
                 for item in e.items:
-                    if isinstance(item, A.Imm):
-                        b = int(item.value)
+                    b = _byte(item)
+                    if b is not None:
                         if b == 0:
                             out[label] = buf.decode("utf-8", "replace")
                             label = ""

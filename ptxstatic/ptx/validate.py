@@ -20,7 +20,7 @@ from pathlib import Path
 from ptxstatic.errors import SourceError
 from ptxstatic.ptx import ast as A
 from ptxstatic.ptx import isa
-from ptxstatic.ptx.instruction_check import FunctionScope, check_instruction
+from ptxstatic.ptx.instruction_check import FunctionScope, declared_bytes
 
 
 @dataclass
@@ -116,7 +116,8 @@ class ModuleChecker:
     def _code(self, line: int) -> None:
         if not self.seen_code:
             self.seen_code = True
-            self._require_header(line)
+            if not self.errors:
+                self._require_header(line)
 
     def _require_header(self, line: int) -> None:
         if "version" not in self.header:
@@ -128,26 +129,37 @@ class ModuleChecker:
         if d.name == "alias":
             self._code(d.line)
             return
-        expected = {"version": 0, "target": 1, "address_size": 2}[d.name]
-        if self.seen_code or len(self.header) != expected:
-            where = "the first directive" if d.name == "version" else (
-                "right after .version" if d.name == "target" else "right after .target")
-            if d.name == "target" and self.header[-1:] == ["target"] and not self.seen_code:
-                pass  # ptxas takes a repeated .target
-            else:
-                self._fail(d.line, 1, f".{d.name} must be {where}" + (" (and written once)" if d.name in self.header
-                                                                       else ""))
-                return
+        problem = self._order_problem(d.name)
+        if problem:
+            if not self.errors:  # one error for a broken header is enough
+                self._fail(d.line, 1, problem)
+            self.seen_code = True
+            return
         if d.name not in self.header:
             self.header.append(d.name)
         getattr(self, "_" + d.name)(d)
+
+    def _order_problem(self, name: str) -> str:
+        """Why a header directive cannot come here ('' when it can)."""
+        header = self.header
+        if name == "version":
+            return ".version must be the first directive (and written once)" if header or self.seen_code else ""
+        if "version" not in header:
+            return "missing .version directive at the start of the file"
+        if name == "target":
+            if header[-1] == "target" and not self.seen_code:
+                return ""  # ptxas takes a repeated .target
+            return ".target must be right after .version" if len(header) != 1 or self.seen_code else ""
+        if "target" not in header:
+            return "missing .target directive after .version"
+        return ".address_size must be right after .target" if len(header) != 2 or self.seen_code else ""
 
     def _version(self, d: A.Directive) -> None:
         v = isa.parse_version(d.values[0])
         if v is None:
             self._fail(d.line, 1, f"invalid .version {d.values[0]!r}; expected MAJOR.MINOR")
         elif v > isa.NEWEST_VERSION:
-            newest = "%d.%d" % isa.NEWEST_VERSION
+            newest = ".".join(map(str, isa.NEWEST_VERSION))
             self._fail(d.line, 1, f"unsupported .version {d.values[0]}; the newest known is {newest}")
         else:
             self.version = v
@@ -162,8 +174,9 @@ class ModuleChecker:
         if need is None:
             self._fail(d.line, 1, f"unknown target architecture {arch[0]!r}")
         elif self.version is not None and self.version < need:
-            self._fail(d.line, 1, f"PTX .version {'%d.%d' % self.version} does not support .target {arch[0]} "
-                                  f"(it needs {'%d.%d' % need} or later)")
+            have = ".".join(map(str, self.version))
+            self._fail(d.line, 1, f"PTX .version {have} does not support .target {arch[0]} "
+                                  f"(it needs {need[0]}.{need[1]} or later)")
         else:
             self.target = name
 
@@ -198,13 +211,15 @@ class ModuleChecker:
         self.functions[fn.name] = fn
 
     def _section(self, sec: A.Section) -> None:
+        problem = ""
         for entry in sec.entries:
             if entry.label:
+                if entry.label in self.section_labels:
+                    problem = problem or f"duplicate definition of label {entry.label!r}"
                 self.section_labels.add(entry.label)
-            problem = _section_entry_problem(entry)
-            if problem:
-                self._fail(sec.line, 1, f"in .section {sec.name}: {problem}")
-                return
+            problem = problem or _section_entry_problem(entry)
+        if problem:
+            self._fail(sec.line, 1, f"in .section {sec.name}: {problem}")
 
     def finish(self) -> None:
         """After the last item: an empty file still needs its header, and the ``.loc ... function_name``
@@ -228,15 +243,6 @@ def parameter_sizes(fn: A.Function) -> tuple[tuple[int, ...], tuple[int, ...] | 
     def sizes(decls: tuple[A.VarDecl, ...]) -> tuple[int, ...]:
         return tuple(declared_bytes(v, d) for v in decls for d in v.names)
     return sizes(fn.returns), None if fn.params is None else sizes(fn.params)
-
-
-def declared_bytes(v: A.VarDecl, d: A.Declarator) -> int:
-    """Bytes of one declared name (arrays of unknown size count as 0)."""
-    elems = 1
-    for dim in d.dims:
-        elems *= dim or 0
-    vec = next((int(a[1]) for a in v.attrs if a in ("v2", "v4", "v8")), 1)
-    return isa.TYPE_BITS.get(v.dtype, 0) * vec * elems // 8
 
 
 def _section_entry_problem(entry: A.SectionEntry) -> str:
