@@ -1,12 +1,13 @@
 """Parse + analyse throughput, and the cost of analysis next to nvcc.
 
 (a) PTX lines per second for parse + analyse (what ``ptxstatic analyze`` computes) on a large unrolled
-    kernel, cold (empty statement-shape cache, as in a fresh process) and warm, next to Lark's LALR parser
-    building a tree of the same file, all measured in this run in CPU seconds of this process.
+    kernel, cold (empty statement-shape cache, as in a fresh process) and warm, validation of the parsed
+    AST as a share of the warm parse, next to Lark's LALR parser building a tree of the same file, all
+    measured in this run in CPU seconds of this process.
 (b) For each CUDA test source: ``nvcc -ptx`` time, in-process analysis time of its PTX, and the whole
     ``ptxstatic analyze`` command time (interpreter start-up included), as ratios to nvcc's time.
 
-Run: ``python benchmarks/parse_throughput.py`` (part b needs nvcc on the PATH).
+Run: ``python benchmarks/parse_throughput.py [--only-a]`` (part b needs nvcc on the PATH).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from pathlib import Path
 from ptxstatic.analysis.summary import summarize_module
 from ptxstatic.ptx import parser as ptx_parser
 from ptxstatic.ptx.grammar import lark_parser
+from ptxstatic.ptx.validate import validate_module
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_PTX = ROOT / "tests" / "fixtures" / "ptx" / "bench" / "unrolled_sm90.ptx.gz"
@@ -61,11 +63,15 @@ def throughput(text: str, repeat: int) -> None:
     t_cold = cpu_time(cold, repeat)
     t_warm = cpu_time(warm, repeat)
     t_parse = cpu_time(parse_only, repeat)
+    module = ptx_parser.parse_text(text, "bench.ptx")
+    t_validate = cpu_time(lambda: validate_module(module, text), repeat)
     t_lark = cpu_time(lambda: lark_parser().parse(text, start="module"), 1)
     print(f"(a) {lines} PTX lines, best of {repeat} runs, CPU time of one process")
     print(f"    parse + analyse, cold cache : {lines / t_cold:10.0f} lines/s")
     print(f"    parse + analyse, warm cache : {lines / t_warm:10.0f} lines/s")
     print(f"    parse only, warm cache      : {lines / t_parse:10.0f} lines/s")
+    print(f"    validation of the parsed AST: {lines / t_validate:10.0f} lines/s "
+          f"({100 * t_validate / t_parse:.0f} % of the warm parse)")
     print(f"    Lark LALR tree of the file  : {lines / t_lark:10.0f} lines/s")
     print(f"    speed-up of cold parse + analyse over the Lark tree build: {t_lark / t_cold:.1f}x")
 
@@ -110,8 +116,11 @@ def main() -> None:
     ap.add_argument("--ptx", type=Path, default=DEFAULT_PTX, help="large PTX file (.ptx or .ptx.gz)")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--arch", default="sm_80")
+    ap.add_argument("--only-a", action="store_true", help="measure part (a) only")
     args = ap.parse_args()
     throughput(read_ptx(args.ptx), args.repeat)
+    if args.only_a:
+        return
     if shutil.which("nvcc") is None:
         print("\n(b) skipped: nvcc is not on the PATH")
         return

@@ -199,7 +199,7 @@ class OperandChecker:
 
     def _ordering(self, opcode: str) -> str:
         order, scope = self.info.order, self.info.scope
-        if opcode in ("bar", "barrier", "bar.warp.sync") and (order or scope):
+        if opcode in ("bar", "barrier", "bar.warp.sync") and (order or scope not in ("", "cta")):
             return f"modifier .{order or scope} is not allowed for {opcode!r}"
         if opcode == "membar" and order:
             return f"modifier .{order} is not allowed for 'membar'"
