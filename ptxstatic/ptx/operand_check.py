@@ -245,8 +245,8 @@ class OperandChecker:
         return ""
 
     def addresses(self) -> str:
-        """The register or variable of an address: an integer register, 64 bits for global and generic
-        addresses; a variable of the instruction's state space (and a kernel or function input parameter is
+        """The register or variable of an address: an integer register, not a 32-bit one for global and generic
+        addresses (ptxas takes that for 32-bit code, which it no longer compiles); a variable of the instruction's state space (and a kernel or function input parameter is
         never written)."""
         addrs = [o for o in self.ins.operands if isinstance(o, A.Addr)]
         if len(addrs) != 1 or len(self.info.spaces) > 1:
@@ -256,7 +256,7 @@ class OperandChecker:
             rtype = self.scope.register_type(base.name) or ""
             if rtype and "." not in rtype and kind(rtype) in "fp":
                 return f"register {base.name} of type .{rtype} cannot hold an address"
-            if rtype and "." not in rtype and space in ("global", "generic") and isa.TYPE_BITS[rtype] != 64:
+            if rtype and "." not in rtype and space in ("global", "generic") and isa.TYPE_BITS[rtype] == 32:
                 return f"a {space} address needs a 64-bit register, {base.name} is .{rtype}"
         elif isinstance(base, A.Sym) and space:
             return self._symbol_address(self.info.opcode, base.name, space)
