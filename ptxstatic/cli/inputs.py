@@ -96,8 +96,8 @@ def load(path: str, nvcc_flags: str, recover: bool, kernel: str | None = None) -
     try:
         targets = [k.name for k in find_kernels(module, kernel)]
     except PtxstaticError:
-        if others:
-            raise others[0] from None  # the kernel may be the function that could not be parsed
+        if module.errors:
+            raise module.errors[0] from None  # the kernel may be the function that could not be parsed
         raise
     blocking = sorted((e for k in targets for e in validation.blocking(module, k)), key=lambda e: (e.line, e.column))
     if blocking:

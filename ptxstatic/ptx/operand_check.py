@@ -245,9 +245,9 @@ class OperandChecker:
         return ""
 
     def addresses(self) -> str:
-        """The register or variable of an address: an integer register, not a 32-bit one for global and generic
-        addresses (ptxas takes that for 32-bit code, which it no longer compiles); a variable of the instruction's state space (and a kernel or function input parameter is
-        never written)."""
+        """The register or variable of an address: an integer register, not a 32-bit one for global and
+        generic addresses (that is 32-bit code, which ptxas no longer compiles); a variable of the
+        instruction's state space (and a kernel or function input parameter is never written)."""
         addrs = [o for o in self.ins.operands if isinstance(o, A.Addr)]
         if len(addrs) != 1 or len(self.info.spaces) > 1:
             return ""

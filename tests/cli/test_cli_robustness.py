@@ -65,7 +65,7 @@ def test_instrument_check_names_the_users_file_and_lines(tmp_path: Path):
     bad.write_text("\n".join(lines) + "\n")
     p = run("instrument", str(bad), "-o", str(tmp_path / "out.ptx"), "--check")
     assert p.returncode == 2
-    located = re.findall(r"^(\S+):(\d+): error: (.*)$", p.stderr, re.M)
+    located = re.findall(r"^(\S+?):(\d+)(?::\d+)?: error: (.*)$", p.stderr, re.M)
     assert located and all(name == str(bad) for name, _, _ in located), p.stderr
     assert str(at + 1) in {line for _, line, _ in located}
     assert "in.ptx" not in p.stderr and "<input>" not in p.stderr
