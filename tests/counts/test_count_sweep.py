@@ -9,6 +9,7 @@ often as that source line does.
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from click.testing import CliRunner
@@ -76,8 +77,8 @@ def test_counts_equal_the_closed_form_at_every_launch_size(sweep, kernel, k):
     cfg = build_cfg(sweep.function(kernel))
     assert est.counts.counts[kernel][cfg.entry] == launch.blocks * launch.threads_per_block
     if launch.blocks * launch.threads_per_block > STATIC_MAX_THREADS:
-        interpreted = int(est.method.split(" of ")[0].rsplit(" ", 1)[1])
-        assert "classes" in est.method and interpreted <= MAX_CORNER_CTAS, est.method
+        interpreted = int(re.search(r"(\d+) corner CTAs interpreted", est.method).group(1))
+        assert interpreted <= MAX_CORNER_CTAS, est.method
 
 
 def _buffers(kernel: str, launch: Launch, size: int) -> Launch:
@@ -180,7 +181,19 @@ def test_cta_index_passed_to_a_device_function_is_not_taken_for_uniform():
     body = next(b.id for b in build_cfg(module.function(kernel)).blocks if "$L__BB2_1" in b.labels)
     assert est.counts.counts[kernel][body] == 150 and est.exact  # 64 + 64 + 22 threads copy an element
     big = estimate_counts(module, kernel, Launch((8192, 1, 1), (256, 1, 1), 1024, {"1": 2_000_000}))
-    assert not big.exact and any("st.param" in r for r in big.reasons[kernel].values())
+    assert not big.exact and any("min.s32" in r for r in big.reasons[kernel].values())  # min is not affine
+
+
+def test_cta_dependence_through_device_functions_stays_exact(sweep):
+    """The index returned by one call and compared in another (both not inlined)."""
+    for grid, n in [(3, 700), (70_000, 17_000_003)]:
+        est = estimate_counts(sweep, "guard_via_calls", Launch((grid, 1, 1), (256, 1, 1), 0, {"1": n}))
+        assert at_markers(sweep, est, "guard_via_calls")[15] == (n, True) and est.exact
+        assert "classes" in est.method
+    emulator = pytest.importorskip("ptxstatic.emulator")
+    launch = Launch((3, 1, 1), (256, 1, 1), 0, {"0": Buffer("f32", 768), "1": 700})
+    assert estimate_counts(sweep, "guard_via_calls", launch).counts.counts == emulator.emulate(
+        sweep, "guard_via_calls", launch).counts.counts
 
 
 def test_predict_shows_whether_its_block_counts_are_exact():

@@ -25,7 +25,7 @@ import numpy as np
 
 from ptxstatic.analysis.registers import defs_uses
 from ptxstatic.counts.static.agree import Divergent
-from ptxstatic.ptx.ast import Function, Instruction, Module, Reg, Sym
+from ptxstatic.ptx.ast import Addr, Function, Instruction, Module, Reg, Sym, Tup
 from ptxstatic.ptx.dtypes import is_float, is_integer
 
 _AFFINE = frozenset({"add", "sub", "neg", "mov", "cvt", "cvta", "mul", "mad", "shl", "selp"})
@@ -77,16 +77,18 @@ def _affine(ins: Instruction, dependent: set[str]) -> bool:
     return not (info.opcode == "shl" and 1 in varying)
 
 
-def _dependent(ins: list[Instruction], regs: list[tuple[list[str], list[str]]]
+def _dependent(ins: list[Instruction], regs: list[tuple[list[str], list[str]]], symbols: set[str]
                ) -> tuple[set[int], set[str], dict[str, list[int]]]:
-    """Instructions reading a value derived from ``%ctaid`` other than through data, the registers holding
-    such values, and the readers of each register. Registers rather than reaching definitions: a register
-    written anywhere from such a value counts everywhere (a superset, and linear in the function's size)."""
+    """Instructions reading a value derived from ``%ctaid`` (or loaded from one of the parameter-space
+    ``symbols`` that carry one) other than through data, the registers holding such values, and the readers
+    of each register. Registers rather than reaching definitions: a register written anywhere from such a
+    value counts everywhere (a superset, and linear in the function's size)."""
     readers: dict[str, list[int]] = {}
     for i, (_, uses) in enumerate(regs):
         for r in uses:
             readers.setdefault(r, []).append(i)
-    work = [i for i, (_, uses) in enumerate(regs) if any(r.startswith("%ctaid") for r in uses)]
+    work = [i for i, (_, uses) in enumerate(regs)
+            if any(r.startswith("%ctaid") for r in uses) or _param_symbol(ins[i], 1) in symbols]
     dep, dependent = set(work), set()
     while work:
         i = work.pop()
@@ -101,12 +103,31 @@ def _dependent(ins: list[Instruction], regs: list[tuple[list[str], list[str]]]
     return {i for i in dep if not _is_data(ins[i])}, dependent, readers
 
 
-def _function_affinity(module: Module, fn: Function, defined: set[str]) -> tuple[frozenset[int], str | None]:
-    """Watched comparisons of one function and the first reason its CTA dependence is not affine."""
+def _param_symbol(ins: Instruction, position: int) -> str:
+    """The parameter-space symbol a ``ld.param`` (position 1) or ``st.param`` (position 0) addresses."""
+    if not ins.opcode.startswith(("ld.param", "st.param")) or len(ins.operands) <= position:
+        return ""
+    addr = ins.operands[position]
+    return addr.base.name if isinstance(addr, Addr) and isinstance(addr.base, Sym) else ""
+
+
+@dataclass
+class _Function:
+    """What the analysis of one function found: watched comparisons, why the dependence is not affine, and
+    the parameter-space symbols it stores a CTA-dependent value to (call arguments, returned values)."""
+
+    watch: frozenset[int]
+    reason: str | None
+    stored: set[str]
+
+
+def _function_affinity(fn: Function, symbols: set[str]) -> _Function:
+    """Watched comparisons of one function and the first reason its CTA dependence is not affine;
+    ``symbols``: its parameters (and the values its calls return) that carry a CTA-dependent value."""
     ins = fn.instructions
     regs = [defs_uses(x) for x in ins]
-    dep, dependent, readers = _dependent(ins, regs)
-    watch, bad, reason = set(), set(), None
+    dep, dependent, readers = _dependent(ins, regs, symbols)
+    watch, bad, reason, stored = set(), set(), None, set()
     for i in sorted(dep):
         x = ins[i]
         op, full = x.info.opcode, x.opcode
@@ -114,12 +135,12 @@ def _function_affinity(module: Module, fn: Function, defined: set[str]) -> tuple
             if is_float(x.info.dtype if op == "setp" else x.info.types[-1]):
                 bad.add(i)
             watch.add(i)
-        elif full.startswith(("brx", "call", "st.param")):
-            if full.startswith("st.param") and fn.kind != "func" and not any(_calls_defined(y, defined) for y in ins):
-                continue  # arguments of external calls (vprintf) only
+        elif full.startswith("st.param"):
+            stored.add(_param_symbol(x, 0))
+        elif full.startswith(("brx", "call")):
             reason = reason or f"{full} at line {x.line} depends on the CTA index"
-        elif full.startswith(("bra", "ret", "exit", "st")):
-            continue  # transfers on watched predicates; stores define nothing
+        elif full.startswith(("bra", "ret", "exit", "st", "ld.param")):
+            continue  # transfers on watched predicates; stores define nothing; a parameter holds what was stored
         elif not (x.info.dtype == "pred" and op in _LOGIC and x.guard is None) and not _affine(x, dependent):
             bad.add(i)
     seen, work = set(bad), list(bad)
@@ -132,30 +153,56 @@ def _function_affinity(module: Module, fn: Function, defined: set[str]) -> tuple
             if u not in seen and not _is_data(ins[u]):
                 seen.add(u)
                 work.append(u)
-    return frozenset(watch), reason
+    return _Function(frozenset(watch), reason, stored)
 
 
-def _calls_defined(ins: Instruction, defined: set[str]) -> bool:
-    return ins.opcode.startswith("call") and any(isinstance(o, Sym) and o.name in defined for o in ins.operands)
+def _calls(fn: Function, defined: dict[str, Function]) -> list[tuple[Function, list[str], list[str]]]:
+    """Direct calls of defined functions: (callee, argument symbols, return symbols)."""
+    out = []
+    for x in fn.instructions:
+        if not x.opcode.startswith("call"):
+            continue
+        ops = list(x.operands)
+        rets = [o.name for o in ops.pop(0).items if isinstance(o, Sym)] if ops and isinstance(ops[0], Tup) else []
+        target = ops.pop(0) if ops else None
+        args = [o.name for o in ops[0].items if isinstance(o, Sym)] if ops and isinstance(ops[0], Tup) else []
+        if isinstance(target, Sym) and target.name in defined:
+            out.append((defined[target.name], args, rets))
+    return out
 
 
 def cta_affinity(module: Module, kernel: Function) -> Affinity:
     """The comparisons depending on ``%ctaid`` in the kernel and the functions it calls, and whether that
-    dependence is affine."""
+    dependence is affine. A CTA-dependent call argument makes the callee's parameter CTA-dependent, and a
+    CTA-dependent returned value the caller's load of it; the functions are analysed again until that
+    settles."""
     defined = {f.name: f for f in module.functions if f.body is not None}
-    out = Affinity()
-    todo, seen = [kernel], set()
-    while todo:
-        fn = todo.pop()
-        if fn.name in seen:
-            continue
-        seen.add(fn.name)
-        watch, reason = _function_affinity(module, fn, set(defined))
-        out.watch[fn.name] = watch
-        out.reason = out.reason or reason
-        todo += [defined[o.name] for x in fn.instructions if x.opcode.startswith("call")
-                 for o in x.operands if isinstance(o, Sym) and o.name in defined]
-    return out
+    symbols: dict[str, set[str]] = {kernel.name: set()}
+    while True:
+        out, found = Affinity(), {}
+        todo = [kernel]
+        while todo:
+            fn = todo.pop()
+            if fn.name in found:
+                continue
+            found[fn.name] = _function_affinity(fn, symbols.setdefault(fn.name, set()))
+            todo += [callee for callee, _, _ in _calls(fn, defined)]
+        grown = False
+        for name, result in found.items():
+            out.watch[name] = result.watch
+            out.reason = out.reason or result.reason
+            for callee, args, rets in _calls(defined[name], defined):
+                params = [d.name for decl in callee.params or () for d in decl.names]
+                returns = {d.name for decl in callee.returns for d in decl.names}
+                new = {p for p, a in zip(params, args, strict=False) if a in result.stored}
+                if found.get(callee.name) is not None and found[callee.name].stored & returns:
+                    new_rets = set(rets) - symbols[name]
+                    symbols[name] |= new_rets
+                    grown = grown or bool(new_rets)
+                grown = grown or bool(new - symbols[callee.name])
+                symbols[callee.name] |= new
+        if not grown:
+            return out
 
 
 # ----------------------------------------------------------------------------------------- search

@@ -230,7 +230,7 @@ def _by_classes(session: _Session, aff: Affinity, launch: Launch) -> str:
         session.run(_linear(launch, cs), scale, check, "" if len(cs) == 1 or check else unproven)
 
     found = search(launch.grid, corners, budget)
-    method = f"CTAs in {found.boxes} classes, {found.runs} of {n_cta} CTAs interpreted"
+    method = f"{n_cta} CTAs in {found.boxes} classes, {found.runs} corner CTAs interpreted"
     if found.unproven:
         method += f", {found.unproven} CTAs from unproven classes"
     return method

@@ -126,3 +126,16 @@ extern "C" __global__ void flat_border(float *img, int w, int total)
         }
     }
 }
+
+// The global index and the guard computed in device functions that are not inlined.
+__device__ __noinline__ int global_index() { return blockIdx.x * blockDim.x + threadIdx.x; }
+__device__ __noinline__ int inside(int i, int n) { return i < n; }
+
+extern "C" __global__ void guard_via_calls(float *y, int n)
+{
+    int i = global_index();
+    if (inside(i, n)) {
+        MARK(15);
+        y[i] = 0.0f;
+    }
+}
