@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-from helpers import corpus_files
+from helpers import FIXTURES, corpus_files
 from mutants import Mutant, mutants
 
 from ptxstatic.errors import PtxstaticError
@@ -63,7 +63,7 @@ def cases(n: int, seed: int) -> list[Case]:
         for m in mutants(text, seed * 1_000_003 + k, per + (k < extra)):
             t = _TARGET.search(m.text)
             target = t[1].replace("compute_", "sm_") if t else ""
-            out.append(Case(path.name, m, target if target in PTXAS_ARCHS else arch))
+            out.append(Case(str(path.relative_to(FIXTURES)), m, target if target in PTXAS_ARCHS else arch))
     return out
 
 
