@@ -7,12 +7,16 @@ after every branch, ``ret``, ``exit`` and ``trap``. Labels that nothing branches
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING
 
-import networkx as nx
-
+from ptxstatic.analysis import graphs
 from ptxstatic.ptx.ast import BranchTargets, Function, Instruction, Label, Sym
+
+if TYPE_CHECKING:  # networkx is imported when a caller first asks for a networkx graph (it is slow to import)
+    import networkx as nx
 
 FALLTHROUGH, TAKEN, INDIRECT = "fallthrough", "taken", "indirect"
 _BRANCHES = ("bra", "brx")
@@ -53,17 +57,34 @@ class Loop:
 
 @dataclass
 class BlockGraph:
-    """The basic-block graph of one function; ``graph`` is a networkx DiGraph over block ids."""
+    """The basic-block graph of one function: ``succ`` and ``pred`` over block ids (in the order the edges
+    were made), each edge's kind in ``kinds``; ``graph`` is the same as a networkx DiGraph."""
 
     function: Function
     blocks: list[BasicBlock]
-    graph: nx.DiGraph
+    succ: dict[int, list[int]]
+    pred: dict[int, list[int]]
+    kinds: dict[tuple[int, int], str]  # (from, to) -> FALLTHROUGH, TAKEN or INDIRECT
     entry: int
     exits: list[int]  # blocks that end the function (ret, exit, trap, or falling off its end)
 
+    @property
+    def edges(self) -> list[tuple[int, int]]:
+        return list(self.kinds)
+
+    @cached_property
+    def graph(self) -> nx.DiGraph:
+        """The graph as a networkx DiGraph (nodes carry ``block``, edges ``kind``)."""
+        import networkx as nx
+
+        g = nx.DiGraph()
+        g.add_nodes_from((b.id, {"block": b}) for b in self.blocks)
+        g.add_edges_from((u, v, {"kind": kind}) for (u, v), kind in self.kinds.items())
+        return g
+
     @cached_property
     def reachable(self) -> set[int]:
-        return set(nx.descendants(self.graph, self.entry)) | {self.entry} if self.blocks else set()
+        return set(graphs.preorder(self.succ, self.entry)) if self.blocks else set()
 
     @property
     def unreachable(self) -> list[int]:
@@ -74,7 +95,7 @@ class BlockGraph:
         """Immediate dominator of every reachable block (the entry maps to itself)."""
         if not self.blocks:
             return {}
-        return nx.immediate_dominators(self.graph, self.entry)
+        return graphs.immediate_dominators(self.succ, self.pred, self.entry)
 
     def dominators(self, block: int) -> list[int]:
         """All blocks dominating ``block``, from the block itself up to the entry."""
@@ -96,7 +117,7 @@ class BlockGraph:
 
     @cached_property
     def back_edges(self) -> list[tuple[int, int]]:
-        return [(u, v) for u, v in self.graph.edges if u in self.idom and self.dominates(v, u)]
+        return [(u, v) for u, v in self.kinds if u in self.idom and self.dominates(v, u)]
 
     @cached_property
     def loops(self) -> list[Loop]:
@@ -112,7 +133,7 @@ class BlockGraph:
                 n = work.pop()
                 if n not in body:
                     body.add(n)
-                    work.extend(p for p in self.graph.predecessors(n) if p in self.idom)
+                    work.extend(p for p in self.pred[n] if p in self.idom)
             loops.append(Loop(header, frozenset(body), tuple(edges)))
         loops.sort(key=lambda lp: -len(lp.body))
         for i, lp in enumerate(loops):
@@ -121,7 +142,7 @@ class BlockGraph:
                 parent = min(enclosing, key=lambda o: len(o.body))
                 lp.parent = parent.header
                 lp.depth = parent.depth + 1
-            lp.exits = [(u, v) for u in lp.body for v in self.graph.successors(u) if v not in lp.body]
+            lp.exits = [(u, v) for u in lp.body for v in self.succ[u] if v not in lp.body]
         return loops
 
     @cached_property
@@ -136,9 +157,9 @@ class BlockGraph:
     @cached_property
     def irreducible(self) -> bool:
         """Whether some cycle is not a natural loop (has an edge into its middle)."""
-        g = self.graph.subgraph(self.reachable).copy()
-        g.remove_edges_from(self.back_edges)
-        return not nx.is_directed_acyclic_graph(g)
+        back = set(self.back_edges)
+        forward = {u: [v for v in vs if (u, v) not in back] for u, vs in self.succ.items()}
+        return not graphs.is_acyclic(forward, self.reachable)
 
     def block_of(self, instruction_index: int) -> int:
         """The block holding instruction number ``instruction_index`` of the function."""
@@ -200,8 +221,16 @@ def build_cfg(fn: Function) -> BlockGraph:
     if labels:  # targeted labels after the last instruction: an empty block
         blocks.append(BasicBlock(len(blocks), tuple(labels), [], index))
 
-    g = nx.DiGraph()
-    g.add_nodes_from((b.id, {"block": b}) for b in blocks)
+    succ: dict[int, list[int]] = {b.id: [] for b in blocks}
+    pred: dict[int, list[int]] = {b.id: [] for b in blocks}
+    kinds: dict[tuple[int, int], str] = {}
+
+    def edge(u: int, v: int, kind: str) -> None:
+        if (u, v) not in kinds:
+            succ[u].append(v)
+            pred[v].append(u)
+        kinds[u, v] = kind
+
     label_block = {lab: b.id for b in blocks for lab in b.labels}
     exits = []
     for b in blocks:
@@ -213,29 +242,34 @@ def build_cfg(fn: Function) -> BlockGraph:
                 kind, targets = _targets_of(last, tables)
                 for lab in targets:
                     if lab in label_block:
-                        g.add_edge(b.id, label_block[lab], kind=kind)
+                        edge(b.id, label_block[lab], kind)
                 falls = last.guard is not None
             elif op.startswith(_ENDS):
                 exits.append(b.id)
                 falls = last.guard is not None
         if falls:
             if b.id + 1 < len(blocks):
-                if not g.has_edge(b.id, b.id + 1):
-                    g.add_edge(b.id, b.id + 1, kind=FALLTHROUGH)
+                if (b.id, b.id + 1) not in kinds:
+                    edge(b.id, b.id + 1, FALLTHROUGH)
             elif b.id not in exits:
                 exits.append(b.id)
-    return BlockGraph(fn, blocks, g, 0, exits)
+    return BlockGraph(fn, blocks, succ, pred, kinds, 0, exits)
 
 
-def call_graph(functions: list[Function]) -> nx.MultiDiGraph:
-    """Call graph across ``.entry`` and ``.func``: an edge per call site (``line`` attribute).
+@dataclass(frozen=True)
+class CallSite:
+    """One call: from ``caller`` to ``callee`` at PTX ``line`` (``indirect``: through a register)."""
 
-    Indirect calls through a register go to the functions named by the call's ``.calltargets`` table when
-    it has one, else to a node ``<indirect>``.
-    """
-    g = nx.MultiDiGraph()
-    for fn in functions:
-        g.add_node(fn.name, kind=fn.kind, defined=fn.body is not None)
+    caller: str
+    callee: str
+    line: int
+    indirect: bool = False
+
+
+def call_sites(functions: Iterable[Function]) -> list[CallSite]:
+    """Every call of the functions with a body, in order. Indirect calls through a register go to the
+    functions named by the call's ``.calltargets`` table when it has one, else to ``<indirect>``."""
+    out = []
     for fn in functions:
         if fn.body is None:
             continue
@@ -251,10 +285,22 @@ def call_graph(functions: list[Function]) -> nx.MultiDiGraph:
                 continue
             callee = next((o for o in ins.operands if not hasattr(o, "items")), None)
             if isinstance(callee, Sym):
-                g.add_edge(fn.name, callee.name, line=ins.line)
+                out.append(CallSite(fn.name, callee.name, ins.line))
             else:
                 proto = ins.operands[-1]
                 named = tables.get(proto.name, ()) if isinstance(proto, Sym) else ()
-                for target in named or ("<indirect>",):
-                    g.add_edge(fn.name, target, line=ins.line, indirect=True)
+                out += [CallSite(fn.name, target, ins.line, True) for target in named or ("<indirect>",)]
+    return out
+
+
+def call_graph(functions: list[Function]) -> nx.MultiDiGraph:
+    """Call graph across ``.entry`` and ``.func`` as a networkx MultiDiGraph: a node per function (``kind``,
+    ``defined``), an edge per call site (``line``, and ``indirect`` for calls through a register)."""
+    import networkx as nx
+
+    g = nx.MultiDiGraph()
+    for fn in functions:
+        g.add_node(fn.name, kind=fn.kind, defined=fn.body is not None)
+    for c in call_sites(functions):
+        g.add_edge(c.caller, c.callee, line=c.line, **({"indirect": True} if c.indirect else {}))
     return g

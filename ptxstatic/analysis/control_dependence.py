@@ -12,8 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
-import networkx as nx
-
+from ptxstatic.analysis import graphs
 from ptxstatic.analysis.cfg import BlockGraph
 
 EXIT = -1  # the virtual exit node of the reversed graph
@@ -29,13 +28,24 @@ class ControlDependence:
     def ipdom(self) -> dict[int, int]:
         """Immediate post-dominator of every reachable block (:data:`EXIT` for the blocks that end it)."""
         reachable = self.cfg.reachable
-        g = nx.DiGraph()
-        g.add_node(EXIT)
-        g.add_edges_from((v, u) for u, v in self.cfg.graph.edges if u in reachable)
-        g.add_edges_from((EXIT, b) for b in self.cfg.exits if b in reachable)
-        stuck = reachable - set(nx.descendants(g, EXIT))
-        g.add_edges_from((EXIT, b) for b in stuck)
-        idom = nx.immediate_dominators(g, EXIT)
+        succ: dict[int, list[int]] = {EXIT: []}  # the reversed graph, from the virtual exit
+        pred: dict[int, list[int]] = {EXIT: []}
+
+        def edge(u: int, v: int) -> None:
+            if v not in succ.setdefault(u, []):
+                succ[u].append(v)
+                pred.setdefault(v, []).append(u)
+
+        for u, v in self.cfg.edges:
+            if u in reachable:
+                edge(v, u)
+        for b in self.cfg.exits:
+            if b in reachable:
+                edge(EXIT, b)
+        stuck = sorted(reachable - set(graphs.preorder(succ, EXIT)))
+        for b in stuck:
+            edge(EXIT, b)
+        idom = graphs.immediate_dominators(succ, pred, EXIT)
         return {b: d for b, d in idom.items() if b != EXIT}
 
     @cached_property
@@ -45,7 +55,7 @@ class ControlDependence:
         ipdom = self.ipdom
         ends = set(self.cfg.exits)
         for x in self.cfg.reachable:
-            succs = list(self.cfg.graph.successors(x))
+            succs = list(self.cfg.succ[x])
             if x in ends and succs:  # a guarded ret/exit: leaving the function is the other way out
                 succs.append(EXIT)
             if len(succs) < 2:

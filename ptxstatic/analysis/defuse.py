@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import networkx as nx
-
+from ptxstatic.analysis import graphs
 from ptxstatic.analysis.cfg import BlockGraph
 from ptxstatic.analysis.registers import defs_uses, is_special
 
@@ -66,10 +65,10 @@ def def_use(cfg: BlockGraph) -> DefUse:
             k |= reg_bits[r]
         gen[blk.id], kill[blk.id] = g, k
 
-    order = list(nx.dfs_preorder_nodes(cfg.graph, cfg.entry)) if cfg.blocks else []
+    order = graphs.preorder(cfg.succ, cfg.entry) if cfg.blocks else []
     seen = set(order)
     order += [b.id for b in cfg.blocks if b.id not in seen]
-    preds = {n: list(cfg.graph.predecessors(n)) for n in cfg.graph}
+    preds = cfg.pred
     out = dict.fromkeys(gen, 0)
     changed = True
     while changed:

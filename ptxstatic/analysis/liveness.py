@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import re
 
-import networkx as nx
-
+from ptxstatic.analysis import graphs
 from ptxstatic.analysis.cfg import BlockGraph
 from ptxstatic.analysis.registers import defs_uses, is_special
 from ptxstatic.ptx.ast import Function, VarDecl
-from ptxstatic.ptx.dtypes import bit_width
+from ptxstatic.ptx.isa import bit_width
 
 _INDEXED = re.compile(r"^(.*?)(\d+)$")
 
@@ -54,14 +53,14 @@ def live_out(cfg: BlockGraph) -> dict[int, set[str]]:
         use[blk.id], kill[blk.id] = u, k
     live_in = {b: set() for b in use}
     out = {b: set() for b in use}
-    order = list(nx.dfs_postorder_nodes(cfg.graph, cfg.entry)) if cfg.blocks else []  # successors first
+    order = graphs.postorder(cfg.succ, cfg.entry) if cfg.blocks else []  # successors first
     seen = set(order)
     order += [b for b in use if b not in seen]
     changed = True
     while changed:
         changed = False
         for b in order:
-            new_out = set().union(*(live_in[s] for s in cfg.graph.successors(b)))
+            new_out = set().union(*(live_in[s] for s in cfg.succ[b]))
             new_in = use[b] | (new_out - kill[b])
             if new_out != out[b] or new_in != live_in[b]:
                 out[b], live_in[b] = new_out, new_in

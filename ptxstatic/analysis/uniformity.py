@@ -18,9 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-import networkx as nx
-
-from ptxstatic.analysis.cfg import BlockGraph, build_cfg, call_graph
+from ptxstatic.analysis import graphs
+from ptxstatic.analysis.cfg import BlockGraph, build_cfg, call_sites
 from ptxstatic.analysis.control_dependence import ControlDependence
 from ptxstatic.analysis.defuse import DefUse, def_use
 from ptxstatic.analysis.deps import dependent_instructions, is_conditional_transfer
@@ -204,11 +203,13 @@ def call_summaries(module: Module) -> dict[str, str]:
     for uniform arguments, :data:`FOLLOWS_ARGS` when only for thread-dependent ones, else :data:`UNIFORM`
     (callees analysed before their callers; within recursion, a callee not yet summarised counts as uniform)."""
     defined = {f.name: f for f in module.functions if f.body is not None and f.kind == "func"}
-    graph = nx.DiGraph(call_graph(module.functions).subgraph(defined))
-    condensed = nx.condensation(graph)
+    calls: dict[str, list[str]] = {}
+    for c in call_sites(defined.values()):
+        if c.callee in defined and c.callee not in calls.setdefault(c.caller, []):
+            calls[c.caller].append(c.callee)
     out: dict[str, str] = dict.fromkeys(defined, UNIFORM)
-    for component in reversed(list(nx.topological_sort(condensed))):
-        for name in sorted(condensed.nodes[component]["members"]):
+    for component in graphs.components_callees_first(calls, defined):
+        for name in sorted(component):
             fn = defined[name]
             cfg = build_cfg(fn)
             du = def_use(cfg)

@@ -29,7 +29,7 @@ def analyze(ctx: click.Context, files: tuple[str, ...], kernel: str | None, func
     analysed, and the exit status is 2. Functions are read and analysed one at a time, so memory holds one
     function, not the file.
     """
-    from ptxstatic.analysis.cfg import call_graph as build_call_graph
+    from ptxstatic.analysis.cfg import call_sites
     from ptxstatic.analysis.summary import summarize
     from ptxstatic.report.analysis_text import function_summary, module_header
     from ptxstatic.report.json_doc import error_json, json_document, kernel_entry
@@ -54,8 +54,7 @@ def analyze(ctx: click.Context, files: tuple[str, ...], kernel: str | None, func
         for fn in stream.functions(wanted if not call_graph else None):
             shown = _echo_errors(m.errors, shown)
             if call_graph:
-                edges += [{"caller": u, "callee": v, "line": d.get("line")}
-                          for u, v, d in build_call_graph([fn]).edges(data=True)]
+                edges += [{"caller": c.caller, "callee": c.callee, "line": c.line} for c in call_sites([fn])]
                 if not wanted(fn):
                     continue
             s = summarize(fn, m)

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-import networkx as nx
 import numpy as np
 
-from ptxstatic.analysis.cfg import build_cfg
+from ptxstatic.analysis import graphs
+from ptxstatic.analysis.cfg import BlockGraph, build_cfg
 from ptxstatic.emulator.errors import EmulationError
 from ptxstatic.emulator.lanes import LANES
 from ptxstatic.emulator.memory import Device, Symbol, decl_size
@@ -310,12 +310,12 @@ def _reg_reader(name: str, storage: np.dtype, want: np.dtype, signed: bool) -> R
 
 
 # ------------------------------------------------------------------------------------ compilation
-def _ipdom(g: nx.DiGraph, exits: list[int], n: int) -> list[int]:
+def _ipdom(cfg: BlockGraph, n: int) -> list[int]:
     """Immediate post-dominator of every block (:data:`EXIT_NODE` when paths only meet at the exit)."""
-    rg = g.reverse(copy=True)
-    rg.add_node(EXIT_NODE)
-    rg.add_edges_from((EXIT_NODE, e) for e in exits)
-    idom = nx.immediate_dominators(rg, EXIT_NODE)
+    exits = list(dict.fromkeys(cfg.exits))
+    succ = {**cfg.pred, EXIT_NODE: exits}  # the reversed graph, entered at the exit
+    pred = {b: [*ss, EXIT_NODE] if b in exits else ss for b, ss in cfg.succ.items()}
+    idom = graphs.immediate_dominators(succ, pred, EXIT_NODE)
     return [idom.get(b, EXIT_NODE) for b in range(n)]
 
 
@@ -351,7 +351,7 @@ def compile_function(fn: Function, device: Device, builders: dict[str, Callable[
         ends = term is not None and term[1] is None
         fall = None if ends else b.id + 1 if b.id + 1 < len(cfg.blocks) else END
         blocks.append(Block(b.id, steps, term, fall, [i.opcode for i in b.instructions]))
-    code = Code(fn, blocks, _ipdom(cfg.graph, cfg.exits, len(blocks)), scope.regs, scope.local_size,
+    code = Code(fn, blocks, _ipdom(cfg, len(blocks)), scope.regs, scope.local_size,
                 scope.param_sizes)
     if not fn.is_kernel:
         code.params = [(d.name, decl.space) for decl in fn.params or () for d in decl.names]

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 from ptxstatic.analysis.cfg import build_cfg
 from ptxstatic.analysis.liveness import register_pressure
-from ptxstatic.emulator.memory import decl_size
 from ptxstatic.features.occupancy import ARCHS
 from ptxstatic.ptx.ast import Addr, Function, Module, Sym, VarDecl
 from ptxstatic.ptx.printer import module as print_module
@@ -70,6 +69,8 @@ def estimate_resources(module: Module, arch: str, why: str) -> dict[str, KernelR
 
 
 def _sizes(decls: list, space: str) -> dict[str, int]:
+    from ptxstatic.emulator.memory import decl_size  # here: it loads numpy, which the rules' hot path avoids
+
     return {d.name: decl_size(v, d) for v in decls if isinstance(v, VarDecl) and v.space == space for d in v.names}
 
 

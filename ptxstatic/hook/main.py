@@ -46,7 +46,7 @@ def main() -> None:
     strict, command = split_options(sys.argv[1:])
     from ptxstatic.hook.run import exit_like, run_hook
 
-    exit_like(run_hook(command, strict))
+    exit_like(run_hook(command, strict), fast=True)
 
 
 if __name__ == "__main__":

@@ -156,11 +156,18 @@ def _forward_signals(proc: subprocess.Popen) -> dict[int, object]:
     return previous
 
 
-def exit_like(status: int) -> None:
-    """Exit with ``status``; a negative status is a signal, which this process then dies of, as nvcc did."""
+def exit_like(status: int, fast: bool = False) -> None:
+    """Exit with ``status``; a negative status is a signal, which this process then dies of, as nvcc did.
+
+    ``fast`` (the console script, whose process ends here) skips the interpreter's teardown of every loaded
+    module, about 10 ms of CPU on each compile; the standard streams are flushed first, and the analysis has
+    already written its caches.
+    """
+    sys.stdout.flush()
+    sys.stderr.flush()
     if status < 0:
-        sys.stdout.flush()
-        sys.stderr.flush()
         signal.signal(-status, signal.SIG_DFL)
         os.kill(os.getpid(), -status)
+    if fast:
+        os._exit(status)
     sys.exit(status)

@@ -1,6 +1,14 @@
-"""PTX front end: grammar, parser, AST, ISA table, printer and source map."""
+"""PTX front end: grammar, parser, AST, ISA table, printer and source map.
 
-from ptxstatic.ptx.ast import Function, Instruction, Module
-from ptxstatic.ptx.parser import parse_file, parse_reference, parse_text
+The names below are imported on first use, so that importing a module of this package (the AST, the ISA
+table) does not load the parser and Lark.
+"""
 
-__all__ = ["Function", "Instruction", "Module", "parse_file", "parse_reference", "parse_text"]
+from ptxstatic.lazy import lazy_exports
+
+_EXPORTS = {
+    "Function": "ast", "Instruction": "ast", "Module": "ast",
+    "ModuleStream": "parser", "parse_file": "parser", "parse_reference": "parser", "parse_text": "parser",
+}
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, {n: f"ptxstatic.ptx.{m}" for n, m in _EXPORTS.items()})

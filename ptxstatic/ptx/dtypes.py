@@ -50,11 +50,6 @@ def size_of(ty: str) -> int:
     return max(1, TYPE_BITS.get(ty, 8) // 8)
 
 
-def bit_width(ty: str) -> int:
-    """Bits of PTX type ``ty`` (32 for a type the ISA table does not know)."""
-    return TYPE_BITS.get(ty, 32)
-
-
 def is_float(ty: str) -> bool:
     return ty.startswith(("f", "bf"))
 

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import hashlib
 from functools import cache
 from importlib import resources
 from pathlib import Path
-
-from lark import Lark
+from typing import TYPE_CHECKING
 
 from ptxstatic.user_cache import cache_root
+
+if TYPE_CHECKING:
+    from lark import Lark
 
 START_RULES = ["module", "top_stmt", "func_head", "stmt", "section_item"]
 
@@ -27,6 +28,8 @@ def lark_parser() -> Lark:
     """The LALR parser for every start rule: built once per process (about 0.1 s), or loaded in about 0.01 s
     from Lark's own cache in the user cache directory, which Lark checks against the grammar, the options
     and the Lark and Python versions."""
+    from lark import Lark
+
     text = grammar_path().read_text()
     return Lark(
         text,
@@ -41,6 +44,8 @@ def lark_parser() -> Lark:
 
 def _table_cache(grammar: str) -> str | None:
     """Where Lark caches the parse tables (None when caching is off or the directory cannot be made)."""
+    import hashlib
+
     root = cache_root()
     if root is None:
         return None

@@ -201,6 +201,11 @@ _ASYNC_COPIES = frozenset({
 })
 
 
+def bit_width(ty: str) -> int:
+    """Bits of PTX type ``ty`` (32 for a type the ISA table does not know)."""
+    return TYPE_BITS.get(ty, 32)
+
+
 def split_opcode(token: str) -> tuple[str, tuple[str, ...]]:
     """Split an instruction token into its canonical opcode and the remaining modifier words."""
     parts = token.split(".")

@@ -21,32 +21,23 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-from lark import Token, Tree
-from lark.exceptions import (
-    LarkError,
-    UnexpectedCharacters,
-    UnexpectedEOF,
-    UnexpectedInput,
-    UnexpectedToken,
-    VisitError,
-)
+from typing import TYPE_CHECKING, Any
 
 from ptxstatic.errors import SourceError
 from ptxstatic.limits import SHAPE_CACHE_ENTRIES
 from ptxstatic.ptx import ast as A
 from ptxstatic.ptx import shape_cache
-from ptxstatic.ptx.builder import (
-    Builder,
-    compile_template,
-    interpret_template,
-    template_from_data,
-    template_to_data,
-)
 from ptxstatic.ptx.grammar import describe_expected, describe_terminal, lark_parser
 from ptxstatic.ptx.names import resolve_registers
 from ptxstatic.ptx.source_map import SourceLocator
+from ptxstatic.ptx.templates import compile_template, interpret_template, template_from_data, template_to_data
+
+if TYPE_CHECKING:
+    from lark import Tree
+    from lark.exceptions import UnexpectedInput
+
+# Lark and the builder are imported where a statement shape is new: a process whose shapes are all in the
+# on-disk cache never loads them.
 
 # ----------------------------------------------------------------------------------- lexical pieces
 _COMMENT = re.compile(r'"(?:\\.|[^"\\\n])*"|//[^\n]*|/\*[\s\S]*?\*/')
@@ -161,9 +152,13 @@ class StatementParser:
                     return build(values, line, col)
                 except ValueError:
                     pass
+        from ptxstatic.ptx.builder import Builder
+
         return run_builder(Builder(filename, source, line, col), tree)
 
     def _lark(self, rule: str, text: str, filename: str, line: int, col: int, source: str) -> Tree:
+        from lark.exceptions import UnexpectedInput
+
         try:
             return lark_parser().parse(text, start=rule)
         except UnexpectedInput as exc:
@@ -171,6 +166,10 @@ class StatementParser:
 
     def _compile(self, shape: _Shape, shape_key: tuple[str, str, str], tree: Tree, text: str,
                  values: list[str], filename: str, line: int, col: int) -> None:
+        from lark import Token
+
+        from ptxstatic.ptx.builder import Builder
+
         spans = [m.span(1) for m in self._value_re.finditer(text)]
         tokens = {(t.start_pos, t.end_pos) for t in tree.scan_values(lambda t: isinstance(t, Token))}
         if any(s not in tokens for s in spans):
@@ -219,8 +218,11 @@ def _lazy_builder(shape: _Shape, key: tuple[str, ...], data: Any = None, templat
     return build
 
 
-def run_builder(builder: Builder, tree: Tree) -> Any:
-    """Run the builder, unwrapping the errors it raises from Lark's VisitError."""
+def run_builder(builder: Any, tree: Tree) -> Any:
+    """Run the builder (a :class:`~ptxstatic.ptx.builder.Builder`), unwrapping the errors it raises from
+    Lark's VisitError."""
+    from lark.exceptions import VisitError
+
     try:
         return builder.transform(tree)
     except VisitError as exc:
@@ -247,6 +249,8 @@ def flush_shape_cache() -> None:
 
 # ------------------------------------------------------------------------------------------ errors
 def _error(exc: UnexpectedInput, filename: str, text: str, line0: int, col0: int, source: str) -> SourceError:
+    from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
+
     rel_line = getattr(exc, "line", 1) or 1
     rel_col = getattr(exc, "column", 1) or 1
     if isinstance(exc, UnexpectedEOF) or getattr(getattr(exc, "token", None), "type", "") == "$END":
@@ -568,6 +572,10 @@ def _resync(clean: str, pos: int, stack: list[_Frame]) -> tuple[int, None]:
 # -------------------------------------------------------------------------------- the reference path
 def parse_reference(text: str, filename: str = "<ptx>") -> A.Module:
     """Parse with the Lark grammar over the whole file (slower; the fast path must agree with it)."""
+    from lark.exceptions import LarkError, UnexpectedInput
+
+    from ptxstatic.ptx.builder import Builder
+
     try:
         tree = lark_parser().parse(text, start="module")
     except UnexpectedInput as exc:

@@ -15,8 +15,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
-import time
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -30,7 +28,7 @@ from ptxstatic.user_cache import cache_root
 def fingerprint() -> str:
     h = hashlib.sha256(grammar_path().read_bytes())
     here = Path(__file__).resolve().parent
-    for name in ("builder.py", "ast.py", "parser.py"):
+    for name in ("builder.py", "templates.py", "ast.py", "parser.py"):
         h.update((here / name).read_bytes())
     return h.hexdigest()[:20]
 
@@ -92,6 +90,8 @@ def save(value_regex: str, entries: list[list[Any]]) -> None:
         lines[line] = None  # newest last
     kept = list(lines)[-SHAPE_CACHE_DISK_ENTRIES:]
     header = json.dumps({"fingerprint": fingerprint(), "value_regex": value_regex})
+    import tempfile
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".shapes-", suffix=".tmp")
@@ -105,6 +105,8 @@ def save(value_regex: str, entries: list[list[Any]]) -> None:
 
 def _remove_stale(current: Path) -> None:
     """Cache files of other fingerprints, and temporary files abandoned more than an hour ago."""
+    import time
+
     now = time.time()
     for p in current.parent.iterdir():
         stale_tmp = p.name.startswith(".shapes-") and p.suffix == ".tmp" and now - p.stat().st_mtime > 3600

@@ -21,9 +21,7 @@ from ptxstatic.ptx import printer
 from ptxstatic.ptx.ast import Function, Instruction, Module, SourceLoc
 from ptxstatic.toolchain.demangle import demangle
 
-if TYPE_CHECKING:  # the analyses are imported when a rule first asks for one (networkx is slow to import)
-    import networkx as nx
-
+if TYPE_CHECKING:  # the analyses are imported when a rule first asks for one
     from ptxstatic.analysis.cfg import BlockGraph
     from ptxstatic.analysis.control_dependence import ControlDependence
     from ptxstatic.analysis.defuse import DefUse
@@ -55,10 +53,15 @@ class ModuleContext:
         return self._memo[key]
 
     @cached_property
-    def call_graph(self) -> nx.MultiDiGraph:
-        from ptxstatic.analysis.cfg import call_graph
+    def callers(self) -> dict[str, list[str]]:
+        """Function -> the functions that call it directly (without networkx, which is slow to import)."""
+        from ptxstatic.analysis.cfg import call_sites
 
-        return call_graph(self.module.functions)
+        out: dict[str, list[str]] = {}
+        for c in call_sites(self.module.functions):
+            if c.caller not in out.setdefault(c.callee, []):
+                out[c.callee].append(c.caller)
+        return out
 
     @cached_property
     def defined(self) -> dict[str, Function]:

@@ -7,8 +7,10 @@ PTX text, the target architecture and the ptxas version, so a file is assembled 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import os
 import re
 import tempfile
 from dataclasses import asdict, dataclass
@@ -16,6 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from ptxstatic.errors import PtxstaticError
+from ptxstatic.files import write_atomic
 from ptxstatic.limits import PTXAS_TIMEOUT_S, TOOL_QUERY_TIMEOUT_S
 from ptxstatic.ptx.ast import Module
 from ptxstatic.toolchain.process import find, run_tool
@@ -75,14 +78,36 @@ def available() -> bool:
 
 
 @lru_cache(maxsize=1)
+def _facts() -> dict[str, str]:
+    """``--version`` and ``--help`` of the ptxas on the PATH (empty without one), kept on disk per ptxas
+    binary (its path, size and modification time): asking ptxas costs about 0.2 s of CPU, which the nvcc
+    hook would otherwise pay on every compile."""
+    ptxas = find("ptxas")
+    if ptxas is None:
+        return {}
+    cache = cache_dir()
+    path = None
+    if cache is not None:
+        st = os.stat(ptxas)
+        key = hashlib.sha256(f"{os.path.realpath(ptxas)}\0{st.st_size}\0{st.st_mtime_ns}".encode()).hexdigest()
+        path = cache / f"tool-{key[:24]}.json"
+        with contextlib.suppress(OSError, ValueError, TypeError):
+            facts = json.loads(path.read_text())
+            if isinstance(facts, dict) and all(isinstance(facts.get(k), str) for k in ("version", "help")):
+                return facts
+    facts = {"version": run_tool([ptxas, "--version"], TOOL_QUERY_TIMEOUT_S, "ptxas --version").stdout.strip(),
+             "help": run_tool([ptxas, "--help"], TOOL_QUERY_TIMEOUT_S, "ptxas --help").stdout}
+    if path is not None:
+        with contextlib.suppress(OSError, PtxstaticError):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(path, json.dumps(facts))
+    return facts
+
+
 def supported_archs() -> frozenset[str]:
     """The ``sm_XX`` targets this ptxas assembles for (from the allowed values ``--help`` lists); empty
     without ptxas."""
-    ptxas = find("ptxas")
-    if ptxas is None:
-        return frozenset()
-    text = run_tool([ptxas, "--help"], TOOL_QUERY_TIMEOUT_S, "ptxas --help").stdout
-    return frozenset(re.findall(r"'(sm_\d+[a-z]?)'", text))
+    return frozenset(re.findall(r"'(sm_\d+[a-z]?)'", _facts().get("help", "")))
 
 
 def unassemblable(ptx_arch: str, arch: str) -> str | None:
@@ -100,8 +125,7 @@ def unassemblable(ptx_arch: str, arch: str) -> str | None:
 
 def version() -> str:
     """ptxas's version text, or '' without ptxas."""
-    ptxas = find("ptxas")
-    return run_tool([ptxas, "--version"], TOOL_QUERY_TIMEOUT_S, "ptxas --version").stdout.strip() if ptxas else ""
+    return _facts().get("version", "")
 
 
 #: a located ptxas message: ``ptxas /tmp/x/in.ptx, line 69; error   : Arguments mismatch for ...``

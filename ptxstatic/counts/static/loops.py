@@ -23,7 +23,8 @@ import numpy as np
 from ptxstatic.counts.static.interp import CallSite, FunctionPlan, Group, Interpreter
 from ptxstatic.counts.static.values import Rows, imm_bits
 from ptxstatic.ptx.ast import Function, Imm, Instruction, Reg, VarDecl
-from ptxstatic.ptx.dtypes import U64, Unsupported, bit_width, from_raw, int_range, is_float, is_integer
+from ptxstatic.ptx.dtypes import U64, Unsupported, from_raw, int_range, is_float, is_integer
+from ptxstatic.ptx.isa import bit_width
 
 _AFFINE_OPS = frozenset({"add", "sub", "neg", "mov", "cvt", "cvta", "mul", "mad", "shl"})
 _PRED_OPS = frozenset({"and", "or", "xor", "not", "mov"})

@@ -24,8 +24,8 @@ import numpy as np
 from ptxstatic.analysis.registers import defs_uses
 from ptxstatic.ptx import semantics
 from ptxstatic.ptx.ast import Addr, Imm, Instruction, Neg, Pair, Reg, Sym, Vec
-from ptxstatic.ptx.dtypes import U64, Unsupported, bit_width, const, from_raw, is_signed, literal, np_type, to_raw
-from ptxstatic.ptx.isa import OpInfo
+from ptxstatic.ptx.dtypes import U64, Unsupported, const, from_raw, is_signed, literal, np_type, to_raw
+from ptxstatic.ptx.isa import OpInfo, bit_width
 
 MIXED = -1  #: base tag of a value that mixes a pointer with something else: never trusted in comparisons
 Bits = np.ndarray  # uint64 bits, 0-d (uniform) or 1-d (one entry per row)

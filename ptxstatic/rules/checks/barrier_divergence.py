@@ -34,12 +34,12 @@ def _callee(ins: Instruction) -> str | None:
 
 def _waiting_functions(mc: ModuleContext) -> set[str]:
     """Functions that execute a CTA barrier themselves or through the functions they call."""
-    import networkx as nx
+    from ptxstatic.analysis.graphs import ancestors
 
     direct = {name for name, fn in mc.defined.items() if any(is_cta_barrier(i) for i in fn.instructions)}
     out = set(direct)
     for name in direct:
-        out |= nx.ancestors(mc.call_graph, name)
+        out |= ancestors(mc.callers, name)
     return out
 
 
