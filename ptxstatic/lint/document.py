@@ -181,8 +181,9 @@ def _key(cache: ResultCache, path: str, kind: str, content: bytes, config: Confi
 
 def _analyse_ptx(result: DocumentResult, text: str, config: Config) -> None:
     from ptxstatic.ptx.parser import parse_text
+    from ptxstatic.ptx.validate import check
 
-    module = parse_text(text, result.path, recover=True)
+    module = check(parse_text(text, result.path, recover=True), text, recover=True)  # invalid functions left out
     result.problems += [Problem(e.file, e.line, e.column, e.message, _caret(e)) for e in module.errors]
     result.dependencies = [os.path.abspath(result.path)]
     result.dependencies += [os.path.abspath(f.path) for f in module.files.values() if os.path.isfile(f.path)]

@@ -87,3 +87,10 @@ def test_standard_input_errors_show_the_line(tmp_path):
         "\tadd.s32 \t%r17, %r11, -1;", "\tadd.f33 \t%r17, %r11, -1;", 1)
     p = run("predict", "-", stdin=text)
     assert_one_error(p, "<stdin>:47:2: error:", "unknown type .f33")
+
+
+def test_check_reports_invalid_ptx_as_an_input_error(tmp_path):
+    path = broken(tmp_path, "fma.rn.f32 \t%f4, %f2, %f1, %f3;", "fma.rn.f32 \t%f4, %f2, %f1, %rd3;")
+    p = run("check", str(path))
+    assert p.returncode == 2 and "1 input error" in p.stdout + p.stderr
+    assert f"{path}:115:2: error: operand 4: register %rd3 is .b64" in p.stderr
