@@ -95,7 +95,7 @@ class ModuleChecker:
         self.defined: set[str] = set()
         self.section_labels: set[str] = set()
         self.valid: set[tuple] = set()  # instruction keys found valid, shared by the functions
-        self.loc_names: list[tuple[str, int]] = []  # .loc function_name labels, checked at the end
+        self.loc_names: dict[str, int] = {}  # .loc function_name labels (first line), checked at the end
 
     def _fail(self, line: int, column: int, message: str) -> None:
         self.errors.append(self.lines.error(line, column, message))
@@ -206,8 +206,6 @@ class ModuleChecker:
             self._fail(fn.line, fn.column, f"inconsistent prototypes of {fn.name!r}: parameters or results differ")
         if fn.body is not None:
             self.defined.add(fn.name)
-            self.loc_names += [(s.function_name, s.src_line) for s in fn.statements
-                               if isinstance(s, A.LocDirective) and s.function_name]
         self.functions[fn.name] = fn
 
     def _section(self, sec: A.Section) -> None:
@@ -226,13 +224,16 @@ class ModuleChecker:
         labels must be defined in a section."""
         if not self.seen_code:
             self._require_header(1)
-        for name, line in self.loc_names:
+        for name, line in self.loc_names.items():
             if name not in self.section_labels:
                 self._fail(line, 1, f"undefined label {name!r} in .loc function_name")
                 return
 
     def check_function(self, fn: A.Function) -> list[SourceError]:
         """The errors of one function with a body, against what the module declared before it."""
+        for s in fn.statements:
+            if isinstance(s, A.LocDirective) and s.function_name:
+                self.loc_names.setdefault(s.function_name, s.src_line)
         version = self.version or isa.NEWEST_VERSION
         scope = FunctionScope(self.variables, self.functions, self.target, version, self.lines.error, self.valid)
         return scope.check(fn)
