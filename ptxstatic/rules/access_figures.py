@@ -50,6 +50,33 @@ class Figures:
         return self.cost / self.ideal if self.ideal else 1.0
 
 
+@dataclass(frozen=True)
+class Summary:
+    """The figures of the instructions one finding reports together (one source line): per request, the
+    stride they share (else None), and the message's tail (stride, method, how many instructions)."""
+
+    requests: int
+    cost: float
+    ideal: float
+    stride: int | None
+    method: str
+    tail: str
+    lines: list[int]
+
+
+def summarise(ctx: RuleContext, found: list[tuple[int, Figures]]) -> Summary:
+    """The :class:`Summary` of the (instruction index, figures) pairs of one finding."""
+    requests = sum(f.requests for _, f in found)
+    strides = {f.stride for _, f in found}
+    stride = strides.pop() if len(strides) == 1 else None
+    first = found[0][1]
+    between = f" (stride {stride} B between lanes)" if stride is not None else ""
+    several = f", {len(found)} instructions" if len(found) > 1 else ""
+    return Summary(requests, sum(f.cost for _, f in found) / requests, sum(f.ideal for _, f in found) / requests,
+                   stride, "emulation" if first.measured else "affine", f"{between}; {first.method}{several}",
+                   [ctx.instructions[i].line for i, _ in found])
+
+
 def sampling(ctx: RuleContext) -> Sampling:
     """The module's sampled accesses, emulated once for all rules and functions."""
     return ctx.mc.memo("PS1.sampling", lambda: sample_module(ctx.module, ctx.config))

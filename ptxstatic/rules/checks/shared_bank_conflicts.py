@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ptxstatic.findings import Finding, Severity
-from ptxstatic.rules.access_figures import JUDGED, Figures, instruction_figures, report_key
+from ptxstatic.rules.access_figures import JUDGED, Figures, instruction_figures, report_key, summarise
 from ptxstatic.rules.context import RuleContext
 from ptxstatic.rules.registry import Option, rule
 
@@ -30,21 +30,13 @@ def shared_bank_conflict(ctx: RuleContext) -> Iterator[Finding]:
 
 
 def _finding(ctx: RuleContext, kind: str, found: list[tuple[int, Figures]]) -> Finding:
-    requests = sum(f.requests for _, f in found)
-    wavefronts = sum(f.cost for _, f in found) / requests
-    ideal = sum(f.ideal for _, f in found) / requests
+    s = summarise(ctx, found)
     ways = max(f.worst for _, f in found)
-    strides = {f.stride for _, f in found}
-    stride = strides.pop() if len(strides) == 1 else None
-    first = found[0][1]
-    between = f" (stride {stride} B between lanes)" if stride is not None else ""
-    several = f", {len(found)} instructions" if len(found) > 1 else ""
-    message = (f"shared {kind}: {ways}-way bank conflict, {wavefronts:.1f} wavefronts/request, ideal {ideal:.1f}"
-               f"{between}; {first.method}{several}")
+    message = (f"shared {kind}: {ways}-way bank conflict, {s.cost:.1f} wavefronts/request, ideal {s.ideal:.1f}"
+               f"{s.tail}")
     properties = {
-        "access": kind, "ways": ways, "wavefronts_per_request": round(wavefronts, 3),
-        "ideal_wavefronts_per_request": round(ideal, 3), "ratio": round(wavefronts / ideal, 3),
-        "stride_bytes": stride, "method": "emulation" if first.measured else "affine", "requests": requests,
-        "instructions": [ctx.instructions[i].line for i, _ in found],
+        "access": kind, "ways": ways, "wavefronts_per_request": round(s.cost, 3),
+        "ideal_wavefronts_per_request": round(s.ideal, 3), "ratio": round(s.cost / s.ideal, 3),
+        "stride_bytes": s.stride, "method": s.method, "requests": s.requests, "instructions": s.lines,
     }
     return ctx.finding(found[0][0], message, properties=properties)

@@ -13,6 +13,7 @@ from ptxstatic.rules.access_figures import (
     instruction_figures,
     report_key,
     sibling_groups,
+    summarise,
 )
 from ptxstatic.rules.context import RuleContext
 from ptxstatic.rules.registry import Option, rule
@@ -65,20 +66,11 @@ def _together(ctx: RuleContext, judged: dict[int, Figures], indices: list[int], 
 
 
 def _finding(ctx: RuleContext, kind: str, found: list[tuple[int, Figures]]) -> Finding:
-    requests = sum(f.requests for _, f in found)
-    sectors = sum(f.cost for _, f in found) / requests
-    minimum = sum(f.ideal for _, f in found) / requests
-    strides = {f.stride for _, f in found}
-    stride = strides.pop() if len(strides) == 1 else None
-    first = found[0][1]
-    between = f" (stride {stride} B between lanes)" if stride is not None else ""
-    several = f", {len(found)} instructions" if len(found) > 1 else ""
-    message = (f"global {kind}: {sectors:.1f} sectors/request, minimum {minimum:.1f}{between}; "
-               f"{first.method}{several}")
+    s = summarise(ctx, found)
+    message = f"global {kind}: {s.cost:.1f} sectors/request, minimum {s.ideal:.1f}{s.tail}"
     properties = {
-        "access": kind, "sectors_per_request": round(sectors, 3), "minimum_sectors_per_request": round(minimum, 3),
-        "ratio": round(sectors / minimum, 3), "stride_bytes": stride,
-        "method": "emulation" if first.measured else "affine", "requests": requests,
-        "instructions": [ctx.instructions[i].line for i, _ in found],
+        "access": kind, "sectors_per_request": round(s.cost, 3), "minimum_sectors_per_request": round(s.ideal, 3),
+        "ratio": round(s.cost / s.ideal, 3), "stride_bytes": s.stride, "method": s.method, "requests": s.requests,
+        "instructions": s.lines,
     }
     return ctx.finding(found[0][0], message, properties=properties)
