@@ -13,7 +13,7 @@ one valid order, not necessarily the hardware's. See ``docs/emulator.md``.
 from __future__ import annotations
 
 from collections import Counter, deque
-from collections.abc import Generator, Iterable
+from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -72,21 +72,26 @@ class Emulation:
 
 def emulate(module: Module, kernel: str | Function, launch: Launch, *, max_steps: int = EMULATOR_MAX_STEPS,
             inputs: dict[str, np.ndarray] | None = None, symbols: dict[str, np.ndarray] | None = None,
-            ctas: Iterable[tuple[int, int, int]] | None = None, observer: Observer | None = None) -> Emulation:
+            ctas: Iterable[tuple[int, int, int]] | None = None, observer: Observer | None = None,
+            time_slice: int = TIME_SLICE, progress: Callable[[int], None] | None = None) -> Emulation:
     """Run ``kernel`` of ``module`` over the grid of ``launch``.
 
     ``inputs`` gives initial contents of buffer arguments (by parameter name or index) in place of their
     fill pattern; ``symbols`` gives initial contents of module ``.global``/``.const`` variables (as
     ``cudaMemcpyToSymbol`` would). ``max_steps`` bounds the warp instructions executed. ``ctas`` runs only
     these CTAs of the grid, in the order given (``%nctaid`` still reads the whole grid); ``observer`` is
-    called with every memory access (:mod:`ptxstatic.emulator.observe`). Raises :class:`EmulationError` for
+    called with every memory access (:mod:`ptxstatic.emulator.observe`); an exception it raises ends the
+    emulation and reaches the caller. ``time_slice`` is how many warp instructions a warp runs before the
+    next warp of its CTA gets its turn (results do not depend on it; what an observer sees first does);
+    ``progress``, if given, is called with the warp instructions executed so far at the end of every time
+    slice, and an exception it raises ends the emulation too. Raises :class:`EmulationError` for
     anything the emulator does not support and for faults of the program (bad address, trap, deadlock, step
     limit).
     """
     fn = kernel if isinstance(kernel, Function) else _kernel(module, kernel)
     with np.errstate(all="ignore"):
         try:
-            emulator = _Emulator(module, fn, launch, max_steps, inputs, symbols)
+            emulator = _Emulator(module, fn, launch, max_steps, inputs, symbols, time_slice, progress)
             emulator.device.observer = observer
             emulator.run(_ctas(launch, ctas))
             return emulator.result()
@@ -127,7 +132,8 @@ class _Barrier:
 
 class _Emulator:
     def __init__(self, module: Module, kernel: Function, launch: Launch, max_steps: int,
-                 inputs: dict[str, np.ndarray] | None, symbols: dict[str, np.ndarray] | None) -> None:
+                 inputs: dict[str, np.ndarray] | None, symbols: dict[str, np.ndarray] | None,
+                 time_slice: int, progress: Callable[[int], None] | None) -> None:
         self.module = module
         self.kernel = kernel
         self.launch = launch
@@ -136,7 +142,9 @@ class _Emulator:
         self.codes: dict[str, Code | None] = {}
         self.thread_counts: dict[str, np.ndarray] = {}
         self.warp_counts: dict[str, np.ndarray] = {}
-        self.slice_end = min(TIME_SLICE, max_steps + 1)
+        self.time_slice = time_slice
+        self.progress = progress
+        self.slice_end = min(time_slice, max_steps + 1)
         self.ran = 0  # CTAs run
         self.functions = {s.address: name for name, s in self.device.symbols.items() if s.kind == "func"}
 
@@ -243,7 +251,9 @@ class _Emulator:
                 if self.device.steps >= self.slice_end:
                     if self.device.steps > self.max_steps:
                         raise EmulationError(f"more than {self.max_steps} warp instructions executed (runaway loop?)")
-                    self.slice_end = min(self.device.steps + TIME_SLICE, self.max_steps + 1)
+                    self.slice_end = min(self.device.steps + self.time_slice, self.max_steps + 1)
+                    if self.progress is not None:
+                        self.progress(self.device.steps)
                     yield None  # let the other warps run: one of them may be what this one waits for
                 for step in blk.steps:
                     kind, guard, negated, payload, _ = step

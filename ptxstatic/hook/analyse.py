@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import queue
-import re
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +26,21 @@ class Outcome:
     text: str = ""  # diagnostics, then notes, ready for stderr
     findings_at_fail_level: int = 0
     failures: list[str] = field(default_factory=list)  # analysis problems (each also in ``text``)
+
+
+#: the analysis thread's niceness: where the build keeps every core busy, nvcc's processes come first and the
+#: analysis takes what they leave (a thread's niceness on Linux; elsewhere the thread keeps the process's)
+NICENESS = 10
+
+
+def _yield_to_the_build() -> None:
+    """Lower this thread's scheduling priority by :data:`NICENESS`, where the system allows it."""
+    if hasattr(os, "setpriority"):
+        try:
+            tid = threading.get_native_id()
+            os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + NICENESS)
+        except OSError:
+            pass
 
 
 class Analysis(threading.Thread):
@@ -49,6 +63,7 @@ class Analysis(threading.Thread):
         self._queue.put(status)
 
     def run(self) -> None:
+        _yield_to_the_build()
         try:
             self._prepare()
         except Exception as exc:  # the analysis must never break the build
@@ -90,8 +105,7 @@ class Analysis(threading.Thread):
 
     def _is_best(self, captured: Captured) -> bool:
         """Whether ``captured`` is the PTX of the command's highest virtual architecture."""
-        best = self.cmd.best_arch
-        return best is not None and _target(captured.path) == "sm_" + best.split("_", 1)[1]
+        return captured.target is not None and captured.target == self.cmd.best_target
 
     def _analyse_rest(self) -> None:
         """After nvcc: each source not yet analysed, from its highest architecture's PTX."""
@@ -99,7 +113,7 @@ class Analysis(threading.Thread):
         for c in self._complete:
             if c.stem not in self._done and os.path.exists(c.path):
                 old = best.get(c.stem)
-                if old is None or arch_key(_target(c.path) or "") > arch_key(_target(old.path) or ""):
+                if old is None or arch_key(c.target or "") > arch_key(old.target or ""):
                     best[c.stem] = c
         for c in best.values():
             self._analyse(c)
@@ -124,7 +138,7 @@ class Analysis(threading.Thread):
                 kept = keep_copy(Path(captured.path).read_bytes(), captured.stem, "ptx", HOOK_KEPT_PTX_FILES)
                 shown = str(kept) if kept is not None else captured.path
             findings = lint_module(module, self._config, ptx_path=shown, source_root=self.cwd,
-                                   on_failure=lambda msg: self._fail(f"{source}: {msg}"))
+                                   on_failure=lambda msg: self._fail(f"{source}: {msg}"), display_names=False)
         except PtxstaticError as exc:
             self._fail(f"could not analyse the PTX of {source}: {str(exc).splitlines()[0]}")
             return
@@ -142,15 +156,3 @@ class Analysis(threading.Thread):
         kind = "error" if self.strict else "note"
         self._lines.append(f"ptxstatic: {kind}: {message}" + ("" if self.strict else " (the build is not affected)"))
 
-
-def _target(path: str) -> str | None:
-    """The ``.target`` architecture of a PTX file (``sm_90a``), read from its first lines."""
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            for _ in range(64):
-                m = re.match(r"\s*\.target\s+(\w+)", f.readline())
-                if m:
-                    return m.group(1)
-    except OSError:
-        pass
-    return None

@@ -34,6 +34,20 @@ class Captured:
         self.path = path
         self.stem = stem
         self.complete = False
+        self.target: str | None = None  # its ``.target`` (``sm_90a``), read when it is complete
+
+
+def ptx_target(path: str) -> str | None:
+    """The ``.target`` architecture of a PTX file (``sm_90a``), read from its first lines."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for _ in range(64):
+                m = re.match(r"\s*\.target\s+(\w+)", f.readline())
+                if m:
+                    return m.group(1)
+    except OSError:
+        pass
+    return None
 
 
 def descends_from(pid: int, root: int) -> bool:
@@ -69,8 +83,14 @@ class PtxCapture:
     def start(self) -> None:
         """Set the watches up (before nvcc starts, so that no file is missed)."""
         try:
+            import ctypes
+
+            import inotify_simple
             from inotify_simple import INotify, flags
 
+            # the C library is part of this process already: give it to inotify_simple rather than let it
+            # look for it with ctypes.util.find_library, which runs ``ldconfig -p`` beside the build
+            inotify_simple._libc = inotify_simple._libc or ctypes.CDLL(None, use_errno=True)
             ino = INotify()
             for d in self.dirs:
                 self._dir_of[ino.add_watch(d, flags.CREATE | flags.CLOSE_WRITE | flags.MOVED_TO)] = d
@@ -111,7 +131,7 @@ class PtxCapture:
         """After nvcc exited: the captured files not reported complete yet (nvcc has closed them all)."""
         out = [c for c in self.files.values() if not c.complete and os.path.exists(c.path)]
         for c in out:
-            c.complete = True
+            self._completed(c)
         return out
 
     def close(self) -> None:
@@ -148,5 +168,10 @@ class PtxCapture:
                     shutil.copyfile(key, captured.path)
                 except OSError:
                     return None
-            captured.complete = True
+            self._completed(captured)
         return captured
+
+    @staticmethod
+    def _completed(captured: Captured) -> None:
+        captured.complete = True
+        captured.target = ptx_target(captured.path)

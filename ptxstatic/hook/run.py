@@ -90,7 +90,7 @@ def _run_with_analysis(cmd: NvccCommand, cwd: str, private: str, strict: bool) -
     analysis = Analysis(cmd, cwd, strict)
     analysis.start()
     try:
-        status = _wait(proc, capture, analysis)
+        status = _wait(proc, capture, analysis, cmd.best_target)
     finally:
         capture.close()
         for sig, handler in previous.items():
@@ -113,28 +113,40 @@ def _stem(path: str) -> str:
     return os.path.splitext(os.path.basename(path))[0]
 
 
-def _wait(proc: subprocess.Popen, capture: PtxCapture, analysis) -> int:
-    """Service the capture until nvcc exits (woken by the exit itself where pidfd is available)."""
+def _wait(proc: subprocess.Popen, capture: PtxCapture, analysis, best: str | None) -> int:
+    """Service the capture until nvcc exits (woken by the exit itself where pidfd is available).
+
+    Once the PTX of every input for the ``best`` target is complete, the watch is closed at once and the rest
+    is waiting: closing an inotify watch costs the kernel a walk over the watched directory's entries, which
+    is better spent beside nvcc than after it.
+    """
+    pending = set(capture.stems) if best is not None and capture.stems else None
     pidfd = None
     if hasattr(os, "pidfd_open"):
         try:
             pidfd = os.pidfd_open(proc.pid)
         except OSError:
             pidfd = None
-    watch = capture.fileno()
     try:
-        while proc.poll() is None:
+        while proc.poll() is None and pending != set():
+            watch = capture.fileno()
             if watch is not None:
                 ready, _, _ = select.select([watch] + ([pidfd] if pidfd is not None else []), [], [],
                                             None if pidfd is not None else 0.02)
-                timeout = 0.0
+                done = capture.poll(0.0) if watch in ready else []
             else:
-                timeout = 0.01
-                ready = []
-            if watch is None or watch in ready:
-                for captured in capture.poll(timeout):
-                    analysis.offer(captured)
-        for captured in capture.poll(0.0) + capture.finish():
+                done = capture.poll(0.01)
+            for captured in done:
+                analysis.offer(captured)
+                if pending is not None and captured.target == best:
+                    pending.discard(captured.stem)
+        if pending == set():
+            capture.close()
+            proc.wait()
+        else:
+            for captured in capture.poll(0.0):
+                analysis.offer(captured)
+        for captured in capture.finish():
             analysis.offer(captured)
     finally:
         if pidfd is not None:

@@ -70,13 +70,15 @@ def _check_option(config: Config, rule: Rule, name: str, value: object) -> None:
 
 def lint_module(module: Module, config: Config, *, ptx_path: str | None = None,
                 source_root: str | Path | None = None, rules: Sequence[Rule] | None = None,
-                on_failure: Callable[[str], None] | None = None) -> list[Finding]:
+                on_failure: Callable[[str], None] | None = None, display_names: bool = True) -> list[Finding]:
     """Run the selected rules on every function with a body and return the findings that survive
     ``per-file-ignores`` and suppression comments, sorted by location.
 
     ``ptx_path`` is how the PTX file is shown (default: ``module.filename``); relative ``.file`` paths are
     resolved under ``source_root``. A rule that raises on a function is reported through ``on_failure`` (one
-    line) and the other rules still run; without ``on_failure`` the exception propagates.
+    line) and the other rules still run; without ``on_failure`` the exception propagates. Without
+    ``display_names`` the findings' ``display_name`` is the PTX name (no demangling: the compiler-style text
+    does not show it, and loading the demangler runs ``ldconfig`` in a process of its own).
     """
     selected = [(r, *r.configured(config)) for r in (rules if rules is not None else all_rules())
                 if config.is_selected(r.code, r.opt_in)]
@@ -96,12 +98,12 @@ def lint_module(module: Module, config: Config, *, ptx_path: str | None = None,
                 on_failure(f"{rule.code} ({rule.name}) failed on {fn.name}: {type(exc).__name__}: {exc}")
     sources = SourceLines()
     kept = [f for f in found if not config.ignored_in(f.code, f.location.file) and not is_suppressed(f, sources)]
-    return _finish(kept, mc, sources)
+    return _finish(kept, mc, sources, display_names)
 
 
-def _finish(findings: list[Finding], mc: ModuleContext, sources: SourceLines) -> list[Finding]:
+def _finish(findings: list[Finding], mc: ModuleContext, sources: SourceLines, display_names: bool) -> list[Finding]:
     """Display names, the source line as context, the line-information hint, occurrences, and order."""
-    names = demangle(f.kernel for f in findings) if findings else {}
+    names = demangle(f.kernel for f in findings) if findings and display_names else {}
     done = []
     for f in findings:
         context = sources.line(f.source) if f.source is not None else None

@@ -3,9 +3,13 @@
 Every kernel of the module runs on the emulator for CTA (0, 0, 0) of a launch: the configuration's
 ``launch`` with the arguments it leaves out filled in, else the default launch (:func:`kernel_launch`). The
 accesses of warps ``0 .. MEMORY_RULES_SAMPLE_WARPS - 1`` are kept (the CTA's other warps run too, for its
-barriers), for the kernel and the device functions it calls, up to ``MEMORY_RULES_MAX_STEPS`` warp
-instructions; when the emulator stops early (the budget, an instruction it does not model, a fault on
-made-up data) what ran until then is kept with the reason. The rules PS101 and PS102 read it
+barriers), for the kernel and the device functions it calls: the first ``MEMORY_RULES_SAMPLE_REQUESTS``
+executions of each instruction by each sampled warp. The warps take turns every ``SAMPLE_TIME_SLICE`` warp
+instructions, so that all of them are sampled early; once ``MEMORY_RULES_IDLE_STEPS`` warp instructions in
+a row have added nothing (the warps go round loops whose memory instructions are all sampled, or that have
+none), the emulation ends there, and otherwise after ``MEMORY_RULES_MAX_STEPS`` warp instructions. When it
+ends before the CTA has finished (that saturation, the budget, an instruction the emulator does not model, a
+fault on made-up data) what ran until then is kept with the reason. The rules PS101 and PS102 read it
 (``ctx.mc.memo``) and fall back to the affine stride of an address in ``%tid.x`` where nothing was measured.
 """
 
@@ -18,7 +22,12 @@ import numpy as np
 
 from ptxstatic.config import Config
 from ptxstatic.launch import Buffer, Launch
-from ptxstatic.limits import MEMORY_RULES_MAX_STEPS, MEMORY_RULES_SAMPLE_REQUESTS, MEMORY_RULES_SAMPLE_WARPS
+from ptxstatic.limits import (
+    MEMORY_RULES_IDLE_STEPS,
+    MEMORY_RULES_MAX_STEPS,
+    MEMORY_RULES_SAMPLE_REQUESTS,
+    MEMORY_RULES_SAMPLE_WARPS,
+)
 from ptxstatic.ptx.ast import Function, Module
 
 #: the default launch: blocks of 32 x 4 threads (one warp a row of x, every warp sampled) in a 32 x 32 grid,
@@ -30,6 +39,11 @@ DEFAULT_FLOAT = 1.0
 DEFAULT_BUFFER_BYTES = 2 << 20
 DEFAULT_SHARED_BYTES = 48 << 10
 SAMPLED_CTA = (0, 0, 0)
+#: warp instructions a warp of the sampled CTA runs before the next one gets its turn
+SAMPLE_TIME_SLICE = 64
+#: why an emulation that sampled all it could reach before its end stopped (:attr:`KernelRun.stopped`)
+SATURATED = (f"its warps ran {MEMORY_RULES_IDLE_STEPS} warp instructions without reaching a memory instruction "
+             "that was not sampled yet")
 
 
 @dataclass
@@ -40,6 +54,17 @@ class Requests:
     width: int
     requests: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)
     warps: set[int] = field(default_factory=set)  # the warps that made them
+    per_warp: dict[int, int] = field(default_factory=dict)  # how many each made
+
+    def add(self, warp: int, lanes: np.ndarray, addresses: np.ndarray) -> bool:
+        """Keep one request of ``warp`` unless that warp has made its share already; whether it was kept."""
+        made = self.per_warp.get(warp, 0)
+        if made >= MEMORY_RULES_SAMPLE_REQUESTS:
+            return False
+        self.per_warp[warp] = made + 1
+        self.requests.append((lanes, addresses))
+        self.warps.add(warp)
+        return True
 
 
 @dataclass(frozen=True)
@@ -147,23 +172,38 @@ def sample_module(module: Module, config: Config) -> Sampling:
     return out
 
 
+class _Saturated(Exception):
+    """Ends an emulation that has gone on without sampling anything new."""
+
+
 def _emulate(module: Module, fn: Function, launch: Launch, out: Sampling, reached: set[str]) -> str | None:
     """Run the sampled CTA of ``fn``, adding the sampled warps' accesses to ``out`` (the functions they came
     from to ``reached``); returns why it stopped early (None when it finished)."""
     from ptxstatic.emulator import EmulationError, MemoryAccess, emulate
 
+    steps = last_new = 0  # warp instructions executed (as of the last time slice), and when a request was kept
+
     def observe(access: MemoryAccess) -> None:
+        nonlocal last_new
         if access.warp >= MEMORY_RULES_SAMPLE_WARPS or access.space not in ("global", "shared"):
             return
         reached.add(access.function)
         by_space = out.accesses.setdefault((access.function, id(access.instruction)), {})
         kept = by_space.setdefault(access.space, Requests(access.space, access.width))
-        if len(kept.requests) < MEMORY_RULES_SAMPLE_REQUESTS:
-            kept.requests.append((access.lanes, access.addresses))
-            kept.warps.add(access.warp)
+        if kept.add(access.warp, access.lanes, access.addresses):
+            last_new = steps
+
+    def progress(executed: int) -> None:
+        nonlocal steps
+        steps = executed
+        if steps - last_new >= MEMORY_RULES_IDLE_STEPS:
+            raise _Saturated
 
     try:
-        emulate(module, fn, launch, max_steps=MEMORY_RULES_MAX_STEPS, ctas=[SAMPLED_CTA], observer=observe)
+        emulate(module, fn, launch, max_steps=MEMORY_RULES_MAX_STEPS, ctas=[SAMPLED_CTA], observer=observe,
+                time_slice=SAMPLE_TIME_SLICE, progress=progress)
     except EmulationError as exc:
         return str(exc)
+    except _Saturated:
+        return SATURATED
     return None

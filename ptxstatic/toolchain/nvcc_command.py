@@ -89,6 +89,12 @@ class NvccCommand:
         """The highest virtual architecture of the command (the one the hook analyses), if known."""
         return max(self.virtual_archs, key=arch_key) if self.virtual_archs else None
 
+    @property
+    def best_target(self) -> str | None:
+        """The ``.target`` of the PTX nvcc writes for :attr:`best_arch` (``compute_90a``: ``sm_90a``)."""
+        best = self.best_arch
+        return "sm_" + best.split("_", 1)[1] if best is not None else None
+
 
 def arch_key(arch: str) -> tuple[int, int]:
     """Order ``compute_90`` < ``compute_90f`` < ``compute_90a`` < ``compute_100`` (also for ``sm_NN``)."""

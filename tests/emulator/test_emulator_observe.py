@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -80,3 +82,68 @@ def test_only_the_chosen_ctas_run():
 def test_a_cta_outside_the_grid_is_an_error():
     with pytest.raises(EmulationError, match="outside the grid"):
         run(ctas=[(3, 0, 0)])
+
+
+LOOP = """.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 out, .param .u32 n)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<8>;
+    .reg .b64 %rd<8>;
+    ld.param.u64 %rd1, [out];
+    ld.param.u32 %r2, [n];
+    cvta.to.global.u64 %rd2, %rd1;
+    mov.u32 %r1, %tid.x;
+    mul.wide.u32 %rd3, %r1, 4;
+    add.s64 %rd4, %rd2, %rd3;
+    mov.u32 %r3, 0;
+LOOP:
+    ld.global.u32 %r4, [%rd4];
+    add.s32 %r4, %r4, %r3;
+    st.global.u32 [%rd4], %r4;
+    add.s32 %r3, %r3, 1;
+    setp.lt.u32 %p1, %r3, %r2;
+    @%p1 bra LOOP;
+    ret;
+}
+"""
+
+
+def loop_launch(n: int) -> Launch:
+    return Launch((1, 1, 1), (128, 1, 1), 0, {"out": Buffer("u32", 128), "n": n})
+
+
+def test_the_time_slice_changes_the_order_of_the_accesses_not_the_results():
+    module = parse_text(LOOP, "loop.ptx")
+    runs = {}
+    for time_slice in (4096, 8):
+        seen: list[MemoryAccess] = []
+        e = emulate(module, "k", loop_launch(50), observer=seen.append, time_slice=time_slice)
+        runs[time_slice] = (e, [a.warp for a in seen])
+    (long, long_warps), (short, short_warps) = runs[4096], runs[8]
+    assert np.array_equal(long.buffers["out"], short.buffers["out"])
+    assert long.buffers["out"].tolist() == [sum(range(50))] * 128
+    assert long.counts.counts == short.counts.counts
+    assert sorted(long_warps) == sorted(short_warps) == sorted([0, 1, 2, 3] * 100)
+    assert long_warps[:100] == [0] * 100  # one warp runs its whole loop before the next starts
+    assert short_warps[:8] != [0] * 8  # the warps take turns
+
+
+def test_progress_sees_the_steps_and_can_end_the_emulation():
+    module = parse_text(LOOP, "loop.ptx")
+    steps: list[int] = []
+
+    class Enough(Exception):
+        pass
+
+    def progress(executed: int) -> None:
+        steps.append(executed)
+        if executed >= 200:
+            raise Enough
+
+    with pytest.raises(Enough):
+        emulate(module, "k", loop_launch(1000), time_slice=16, progress=progress)
+    assert steps == sorted(steps) and steps[0] >= 16 and 200 <= steps[-1] < 200 + 16 + 8
+    assert all(b - a >= 16 for a, b in itertools.pairwise(steps))

@@ -57,6 +57,7 @@ def test_response_files_are_read_for_the_model(tmp_path: Path):
     (tmp_path / "more.rsp").write_text("-Iinclude\n")
     cmd = parse_command(["nvcc", "--options-file", "flags.rsp,more.rsp", "k.cu", "-o", "out/k.o"], str(tmp_path))
     assert cmd.analysed and cmd.best_arch == "compute_90" and cmd.output == "out/k.o"
+    assert cmd.best_target == "sm_90"  # the .target of the PTX nvcc writes for it
     assert cmd.keep_dir == str(tmp_path)
     at = parse_command(["nvcc", "@flags.rsp", "k.cu"], str(tmp_path))
     assert at.args[:2] == ["-c", "-arch=sm_80"]

@@ -9,9 +9,9 @@ from ptxstatic.analysis.defuse import def_use
 from ptxstatic.analysis.memory_access import pointer_params
 from ptxstatic.config import Config
 from ptxstatic.launch import Buffer, Launch
-from ptxstatic.limits import MEMORY_RULES_SAMPLE_WARPS
+from ptxstatic.limits import MEMORY_RULES_SAMPLE_REQUESTS, MEMORY_RULES_SAMPLE_WARPS
 from ptxstatic.ptx.parser import parse_text
-from ptxstatic.rules.memory_sampling import DEFAULT_GRID, kernel_launch, sample_module
+from ptxstatic.rules.memory_sampling import DEFAULT_GRID, SATURATED, kernel_launch, sample_module
 
 PTX = """.version 8.0
 .target sm_80
@@ -88,3 +88,56 @@ def test_only_the_sampled_warps_of_cta_zero_are_kept():
     assert found.requests("k", store, "global").warps == {0, 1, 2, 3}
     assert run.method({0, 1, 2, 3}).endswith("warps 0..3 of CTA (0, 0, 0) (the configured launch, block 256x1x1)")
     assert "emulation of warp 2 of" in run.method({2}) and "warps 0, 2 of" in run.method({0, 2})
+
+
+LOOPS = """.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 data, .param .u32 n, .param .u32 m)
+{
+    .reg .pred %p<3>;
+    .reg .b32 %r<8>;
+    .reg .b64 %rd<8>;
+    ld.param.u64 %rd1, [data];
+    ld.param.u32 %r2, [n];
+    ld.param.u32 %r6, [m];
+    cvta.to.global.u64 %rd2, %rd1;
+    mov.u32 %r1, %tid.x;
+    mul.wide.u32 %rd3, %r1, 4;
+    add.s64 %rd4, %rd2, %rd3;
+    mov.u32 %r3, 0;
+    mov.u32 %r5, 0;
+MEMORY:
+    ld.global.u32 %r4, [%rd4];
+    add.s32 %r5, %r5, %r4;
+    add.s32 %r3, %r3, 1;
+    setp.lt.u32 %p1, %r3, %r2;
+    @%p1 bra MEMORY;
+    mov.u32 %r3, 0;
+ARITHMETIC:
+    mad.lo.s32 %r5, %r5, 3, 1;
+    add.s32 %r3, %r3, 1;
+    setp.lt.u32 %p2, %r3, %r6;
+    @%p2 bra ARITHMETIC;
+    st.global.u32 [%rd4], %r5;
+    ret;
+}
+"""
+
+
+@pytest.mark.parametrize("n, m, loads_per_warp, stopped", [
+    (1 << 20, 1, MEMORY_RULES_SAMPLE_REQUESTS, SATURATED),  # ends in the memory loop, every load sampled
+    (4, 1 << 20, 4, SATURATED),  # ends in the arithmetic loop, which has no memory instruction
+    (4, 4, 4, None),  # runs to the end
+])
+def test_an_emulation_that_samples_nothing_new_ends_early(n: int, m: int, loads_per_warp: int, stopped: str | None):
+    module = parse_text(LOOPS, "loops.ptx")
+    found = sample_module(module, Config(launch=Launch((1, 1, 1), (256, 1, 1), 0, {"n": n, "m": m})))
+    (run,) = found.runs
+    assert run.stopped == stopped
+    load, store = [i for i in module.function("k").instructions if i.opcode.startswith(("ld.global", "st."))]
+    loads = found.requests("k", load, "global")
+    # each sampled warp made its share of the loads (the first ones), whichever warp ran first
+    assert loads.per_warp == dict.fromkeys(range(MEMORY_RULES_SAMPLE_WARPS), loads_per_warp)
+    stores = found.requests("k", store, "global")
+    assert (stores is None) == (stopped is not None)

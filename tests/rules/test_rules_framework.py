@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
 import pytest
-from helpers import DATA, ROOT
+from helpers import DATA, FIXTURES, ROOT
 from hook_helpers import GCC_MATCHER
 
 from ptxstatic.config import Config, ConfigError, config_for, find_config, load_config
@@ -140,6 +141,16 @@ def test_findings_are_sorted_and_the_same_every_run():
     keys = [f.sort_key() for f in runs[0]]
     assert keys == sorted(keys)
     assert all(f.display_name == f.kernel for f in runs[0])  # extern "C" kernels
+
+
+def test_display_names_are_demangled_unless_asked_not_to():
+    module = parse_file(FIXTURES / "nvcc/sm_90/lineinfo/calls.ptx")
+    shown = lint_module(module, Config(), source_root=ROOT)
+    plain = lint_module(module, Config(), source_root=ROOT, display_names=False)
+    assert shown and all(f.kernel.startswith("_Z") and f.display_name.startswith("calls_") for f in shown)
+    assert [f.display_name for f in plain] == [f.kernel for f in shown]
+    assert [dataclasses.replace(f, display_name="") for f in plain] == [
+        dataclasses.replace(f, display_name="") for f in shown]
 
 
 def test_a_failing_rule_is_reported_and_the_others_still_run():
