@@ -29,9 +29,9 @@ MEMORY_RULES_MAX_STEPS = 5_000
 #: warps of the sampled CTA (0, 1, ...) whose accesses the memory rules measure
 MEMORY_RULES_SAMPLE_WARPS = 4
 #: requests of one instruction the memory rules keep per state space and sampled warp (the first ones executed)
-MEMORY_RULES_SAMPLE_REQUESTS = 16
-#: warp instructions in a row that add no request after which the memory rules' emulation of a kernel ends
-MEMORY_RULES_IDLE_STEPS = 1024
+MEMORY_RULES_SAMPLE_REQUESTS = 8
+#: rounds of turns of all the CTA's warps that add no request after which the memory rules' emulation ends
+MEMORY_RULES_IDLE_ROUNDS = 2
 #: corner CTAs the static interpreter's search for classes of alike CTAs interprets (past it, the classes
 #: left are counted from their corners without proof, flagged), and the CTAs it samples from a launch of more
 #: than STATIC_MAX_THREADS threads whose control flow is not affine in the CTA index

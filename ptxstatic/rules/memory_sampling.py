@@ -5,9 +5,9 @@ Every kernel of the module runs on the emulator for CTA (0, 0, 0) of a launch: t
 accesses of warps ``0 .. MEMORY_RULES_SAMPLE_WARPS - 1`` are kept (the CTA's other warps run too, for its
 barriers), for the kernel and the device functions it calls: the first ``MEMORY_RULES_SAMPLE_REQUESTS``
 executions of each instruction by each sampled warp. The warps take turns every ``SAMPLE_TIME_SLICE`` warp
-instructions, so that all of them are sampled early; once ``MEMORY_RULES_IDLE_STEPS`` warp instructions in
-a row have added nothing (the warps go round loops whose memory instructions are all sampled, or that have
-none), the emulation ends there, and otherwise after ``MEMORY_RULES_MAX_STEPS`` warp instructions. When it
+instructions, so that all of them are sampled early; once ``MEMORY_RULES_IDLE_ROUNDS`` rounds of turns of
+all the CTA's warps have added nothing (the warps go round loops whose memory instructions are all sampled,
+or that have none), the emulation ends there, and otherwise after ``MEMORY_RULES_MAX_STEPS`` warp instructions. When it
 ends before the CTA has finished (that saturation, the budget, an instruction the emulator does not model, a
 fault on made-up data) what ran until then is kept with the reason. The rules PS101 and PS102 read it
 (``ctx.mc.memo``) and fall back to the affine stride of an address in ``%tid.x`` where nothing was measured.
@@ -23,7 +23,7 @@ import numpy as np
 from ptxstatic.config import Config
 from ptxstatic.launch import Buffer, Launch
 from ptxstatic.limits import (
-    MEMORY_RULES_IDLE_STEPS,
+    MEMORY_RULES_IDLE_ROUNDS,
     MEMORY_RULES_MAX_STEPS,
     MEMORY_RULES_SAMPLE_REQUESTS,
     MEMORY_RULES_SAMPLE_WARPS,
@@ -41,9 +41,12 @@ DEFAULT_SHARED_BYTES = 48 << 10
 SAMPLED_CTA = (0, 0, 0)
 #: warp instructions a warp of the sampled CTA runs before the next one gets its turn
 SAMPLE_TIME_SLICE = 64
-#: why an emulation that sampled all it could reach before its end stopped (:attr:`KernelRun.stopped`)
-SATURATED = (f"its warps ran {MEMORY_RULES_IDLE_STEPS} warp instructions without reaching a memory instruction "
-             "that was not sampled yet")
+
+
+def saturated(steps: int) -> str:
+    """Why an emulation stopped that ran ``steps`` warp instructions sampling nothing new
+    (:attr:`KernelRun.stopped`)."""
+    return f"its warps ran {steps} warp instructions without reaching a memory instruction not sampled yet"
 
 
 @dataclass
@@ -182,6 +185,7 @@ def _emulate(module: Module, fn: Function, launch: Launch, out: Sampling, reache
     from ptxstatic.emulator import EmulationError, MemoryAccess, emulate
 
     steps = last_new = 0  # warp instructions executed (as of the last time slice), and when a request was kept
+    idle = MEMORY_RULES_IDLE_ROUNDS * SAMPLE_TIME_SLICE * -(-launch.threads_per_block // 32)
 
     def observe(access: MemoryAccess) -> None:
         nonlocal last_new
@@ -196,7 +200,7 @@ def _emulate(module: Module, fn: Function, launch: Launch, out: Sampling, reache
     def progress(executed: int) -> None:
         nonlocal steps
         steps = executed
-        if steps - last_new >= MEMORY_RULES_IDLE_STEPS:
+        if steps - last_new >= idle:
             raise _Saturated
 
     try:
@@ -205,5 +209,5 @@ def _emulate(module: Module, fn: Function, launch: Launch, out: Sampling, reache
     except EmulationError as exc:
         return str(exc)
     except _Saturated:
-        return SATURATED
+        return saturated(idle)
     return None

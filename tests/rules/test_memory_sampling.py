@@ -11,7 +11,7 @@ from ptxstatic.config import Config
 from ptxstatic.launch import Buffer, Launch
 from ptxstatic.limits import MEMORY_RULES_SAMPLE_REQUESTS, MEMORY_RULES_SAMPLE_WARPS
 from ptxstatic.ptx.parser import parse_text
-from ptxstatic.rules.memory_sampling import DEFAULT_GRID, SATURATED, kernel_launch, sample_module
+from ptxstatic.rules.memory_sampling import DEFAULT_GRID, kernel_launch, sample_module, saturated
 
 PTX = """.version 8.0
 .target sm_80
@@ -126,8 +126,9 @@ ARITHMETIC:
 
 
 @pytest.mark.parametrize("n, m, loads_per_warp, stopped", [
-    (1 << 20, 1, MEMORY_RULES_SAMPLE_REQUESTS, SATURATED),  # ends in the memory loop, every load sampled
-    (4, 1 << 20, 4, SATURATED),  # ends in the arithmetic loop, which has no memory instruction
+    (1 << 20, 1, MEMORY_RULES_SAMPLE_REQUESTS, saturated(1024)),  # ends in the memory loop after two rounds of
+    # turns of the 8 warps (64 warp instructions each) sampled nothing new, every load sampled
+    (4, 1 << 20, 4, saturated(1024)),  # ends in the arithmetic loop, which has no memory instruction
     (4, 4, 4, None),  # runs to the end
 ])
 def test_an_emulation_that_samples_nothing_new_ends_early(n: int, m: int, loads_per_warp: int, stopped: str | None):
