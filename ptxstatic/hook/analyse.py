@@ -28,21 +28,6 @@ class Outcome:
     failures: list[str] = field(default_factory=list)  # analysis problems (each also in ``text``)
 
 
-#: the analysis thread's niceness: where the build keeps every core busy, nvcc's processes come first and the
-#: analysis takes what they leave (a thread's niceness on Linux; elsewhere the thread keeps the process's)
-NICENESS = 10
-
-
-def _yield_to_the_build() -> None:
-    """Lower this thread's scheduling priority by :data:`NICENESS`, where the system allows it."""
-    if hasattr(os, "setpriority"):
-        try:
-            tid = threading.get_native_id()
-            os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + NICENESS)
-        except OSError:
-            pass
-
-
 class Analysis(threading.Thread):
     """Analyses the PTX files handed to :meth:`offer`; :meth:`nvcc_finished` closes the intake."""
 
@@ -63,7 +48,6 @@ class Analysis(threading.Thread):
         self._queue.put(status)
 
     def run(self) -> None:
-        _yield_to_the_build()
         try:
             self._prepare()
         except Exception as exc:  # the analysis must never break the build
