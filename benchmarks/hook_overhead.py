@@ -10,7 +10,9 @@ process itself uses, over nvcc's wall time and over nvcc's own CPU time. The hoo
 machine with an idle core the added wall time is about the first ratio; on a machine whose cores are all
 busy every process gets a share of a core, and the added wall time is about the second. The hook's caches (Lark
 tables, statement shapes) live in a private directory, warmed by one untimed hooked compile of each file
-first, as in a build after its first compile; the cold first run is printed too.
+first, as in a build after its first compile; the cold first run is printed too. So does Python's bytecode
+of the package (``PYTHONPYCACHEPREFIX``, written even where ``PYTHONDONTWRITEBYTECODE`` is set), as pip
+writes it when it installs the package: without it every hook process compiles the modules it imports.
 
     python benchmarks/hook_overhead.py [--repeat 5] [--flags "-c -arch=sm_90"] [--hook "ptxstatic-nvcc"]
 """
@@ -59,9 +61,10 @@ def main() -> int:
     flags, hook = shlex.split(args.flags), shlex.split(args.hook)
     with tempfile.TemporaryDirectory(prefix="hook-overhead-") as tmp:
         work = Path(tmp)
-        env = dict(os.environ, PTXSTATIC_CACHE_DIR=str(work / "cache"),
+        env = dict(os.environ, PTXSTATIC_CACHE_DIR=str(work / "cache"), PYTHONPYCACHEPREFIX=str(work / "bytecode"),
                    PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
         env.pop("PTXSTATIC_DISABLE", None)
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
         files = sources(args.all)
         out = str(work / "out.o")
         cold = timed([*hook, "nvcc", *flags, str(files[0]), "-o", out], env, work)[0]
