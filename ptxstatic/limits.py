@@ -30,8 +30,10 @@ MEMORY_RULES_MAX_STEPS = 5_000
 MEMORY_RULES_SAMPLE_WARPS = 4
 #: requests of one instruction the memory rules keep per state space and sampled warp (the first ones executed)
 MEMORY_RULES_SAMPLE_REQUESTS = 8
-#: rounds of turns of all the CTA's warps that add no request after which the memory rules' emulation ends
-MEMORY_RULES_IDLE_ROUNDS = 2
+#: turns (time slices) in a row in which every sampled warp added no request, after which the memory rules'
+#: emulation of a kernel ends; a sampled warp that has made no request yet counts after QUIET turns in all
+MEMORY_RULES_IDLE_TURNS = 2
+MEMORY_RULES_QUIET_TURNS = 8
 #: corner CTAs the static interpreter's search for classes of alike CTAs interprets (past it, the classes
 #: left are counted from their corners without proof, flagged), and the CTAs it samples from a launch of more
 #: than STATIC_MAX_THREADS threads whose control flow is not affine in the CTA index

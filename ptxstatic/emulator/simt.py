@@ -73,7 +73,7 @@ class Emulation:
 def emulate(module: Module, kernel: str | Function, launch: Launch, *, max_steps: int = EMULATOR_MAX_STEPS,
             inputs: dict[str, np.ndarray] | None = None, symbols: dict[str, np.ndarray] | None = None,
             ctas: Iterable[tuple[int, int, int]] | None = None, observer: Observer | None = None,
-            time_slice: int = TIME_SLICE, progress: Callable[[int], None] | None = None) -> Emulation:
+            time_slice: int = TIME_SLICE, progress: Callable[[int, int], None] | None = None) -> Emulation:
     """Run ``kernel`` of ``module`` over the grid of ``launch``.
 
     ``inputs`` gives initial contents of buffer arguments (by parameter name or index) in place of their
@@ -83,8 +83,9 @@ def emulate(module: Module, kernel: str | Function, launch: Launch, *, max_steps
     called with every memory access (:mod:`ptxstatic.emulator.observe`); an exception it raises ends the
     emulation and reaches the caller. ``time_slice`` is how many warp instructions a warp runs before the
     next warp of its CTA gets its turn (results do not depend on it; what an observer sees first does);
-    ``progress``, if given, is called with the warp instructions executed so far at the end of every time
-    slice, and an exception it raises ends the emulation too. Raises :class:`EmulationError` for
+    ``progress``, if given, is called at the end of every time slice with the index (in its CTA) of the warp
+    whose turn ends and the warp instructions executed so far, and an exception it raises ends the emulation
+    too. Raises :class:`EmulationError` for
     anything the emulator does not support and for faults of the program (bad address, trap, deadlock, step
     limit).
     """
@@ -133,7 +134,7 @@ class _Barrier:
 class _Emulator:
     def __init__(self, module: Module, kernel: Function, launch: Launch, max_steps: int,
                  inputs: dict[str, np.ndarray] | None, symbols: dict[str, np.ndarray] | None,
-                 time_slice: int, progress: Callable[[int], None] | None) -> None:
+                 time_slice: int, progress: Callable[[int, int], None] | None) -> None:
         self.module = module
         self.kernel = kernel
         self.launch = launch
@@ -253,7 +254,7 @@ class _Emulator:
                         raise EmulationError(f"more than {self.max_steps} warp instructions executed (runaway loop?)")
                     self.slice_end = min(self.device.steps + self.time_slice, self.max_steps + 1)
                     if self.progress is not None:
-                        self.progress(self.device.steps)
+                        self.progress(warp.index, self.device.steps)
                     yield None  # let the other warps run: one of them may be what this one waits for
                 for step in blk.steps:
                     kind, guard, negated, payload, _ = step

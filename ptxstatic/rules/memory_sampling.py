@@ -5,12 +5,13 @@ Every kernel of the module runs on the emulator for CTA (0, 0, 0) of a launch: t
 accesses of warps ``0 .. MEMORY_RULES_SAMPLE_WARPS - 1`` are kept (the CTA's other warps run too, for its
 barriers), for the kernel and the device functions it calls: the first ``MEMORY_RULES_SAMPLE_REQUESTS``
 executions of each instruction by each sampled warp. The warps take turns every ``SAMPLE_TIME_SLICE`` warp
-instructions, so that all of them are sampled early; once ``MEMORY_RULES_IDLE_ROUNDS`` rounds of turns of
-all the CTA's warps have added nothing (the warps go round loops whose memory instructions are all sampled,
-or that have none), the emulation ends there, and otherwise after ``MEMORY_RULES_MAX_STEPS`` warp instructions. When it
-ends before the CTA has finished (that saturation, the budget, an instruction the emulator does not model, a
-fault on made-up data) what ran until then is kept with the reason. The rules PS101 and PS102 read it
-(``ctx.mc.memo``) and fall back to the affine stride of an address in ``%tid.x`` where nothing was measured.
+instructions, so that all of them are sampled early; once each sampled warp has gone
+``MEMORY_RULES_IDLE_TURNS`` turns without adding a request (``MEMORY_RULES_QUIET_TURNS`` before its first:
+the warps go round loops whose memory instructions are all sampled, or that have none), the emulation ends
+there, and otherwise after ``MEMORY_RULES_MAX_STEPS`` warp instructions. When it ends before the CTA has
+finished (that saturation, the budget, an instruction the emulator does not model, a fault on made-up data)
+what ran until then is kept with the reason. The rules PS101 and PS102 read it (``ctx.mc.memo``) and fall
+back to the affine stride of an address in ``%tid.x`` where nothing was measured.
 """
 
 from __future__ import annotations
@@ -23,8 +24,9 @@ import numpy as np
 from ptxstatic.config import Config
 from ptxstatic.launch import Buffer, Launch
 from ptxstatic.limits import (
-    MEMORY_RULES_IDLE_ROUNDS,
+    MEMORY_RULES_IDLE_TURNS,
     MEMORY_RULES_MAX_STEPS,
+    MEMORY_RULES_QUIET_TURNS,
     MEMORY_RULES_SAMPLE_REQUESTS,
     MEMORY_RULES_SAMPLE_WARPS,
 )
@@ -42,11 +44,9 @@ SAMPLED_CTA = (0, 0, 0)
 #: warp instructions a warp of the sampled CTA runs before the next one gets its turn
 SAMPLE_TIME_SLICE = 64
 
-
-def saturated(steps: int) -> str:
-    """Why an emulation stopped that ran ``steps`` warp instructions sampling nothing new
-    (:attr:`KernelRun.stopped`)."""
-    return f"its warps ran {steps} warp instructions without reaching a memory instruction not sampled yet"
+#: why an emulation stopped whose warps had stopped adding requests (:attr:`KernelRun.stopped`)
+SATURATED = (f"each sampled warp went {MEMORY_RULES_IDLE_TURNS} turns of {SAMPLE_TIME_SLICE} warp instructions "
+             f"without reaching a memory instruction not sampled yet, or {MEMORY_RULES_QUIET_TURNS} before its first")
 
 
 @dataclass
@@ -175,6 +175,13 @@ def sample_module(module: Module, config: Config) -> Sampling:
     return out
 
 
+def _settled(idle: list[int | None], turns: list[int]) -> bool:
+    """Whether the sampled warps have stopped adding requests: each has gone ``MEMORY_RULES_IDLE_TURNS`` turns
+    without adding one, or, one that has made none yet, ``MEMORY_RULES_QUIET_TURNS`` turns in all."""
+    return all(t >= MEMORY_RULES_QUIET_TURNS if n is None else n >= MEMORY_RULES_IDLE_TURNS
+               for n, t in zip(idle, turns, strict=True))
+
+
 class _Saturated(Exception):
     """Ends an emulation that has gone on without sampling anything new."""
 
@@ -184,24 +191,26 @@ def _emulate(module: Module, fn: Function, launch: Launch, out: Sampling, reache
     from to ``reached``); returns why it stopped early (None when it finished)."""
     from ptxstatic.emulator import EmulationError, MemoryAccess, emulate
 
-    steps = last_new = 0  # warp instructions executed (as of the last time slice), and when a request was kept
-    idle = MEMORY_RULES_IDLE_ROUNDS * SAMPLE_TIME_SLICE * -(-launch.threads_per_block // 32)
+    sampled = min(MEMORY_RULES_SAMPLE_WARPS, -(-launch.threads_per_block // 32))
+    idle: list[int | None] = [None] * sampled  # per sampled warp: turns since it last added a request
+    turns = [0] * sampled  # and turns in all
 
     def observe(access: MemoryAccess) -> None:
-        nonlocal last_new
-        if access.warp >= MEMORY_RULES_SAMPLE_WARPS or access.space not in ("global", "shared"):
+        if access.warp >= sampled or access.space not in ("global", "shared"):
             return
         reached.add(access.function)
         by_space = out.accesses.setdefault((access.function, id(access.instruction)), {})
         kept = by_space.setdefault(access.space, Requests(access.space, access.width))
         if kept.add(access.warp, access.lanes, access.addresses):
-            last_new = steps
+            idle[access.warp] = 0
 
-    def progress(executed: int) -> None:
-        nonlocal steps
-        steps = executed
-        if steps - last_new >= idle:
-            raise _Saturated
+    def progress(warp: int, _executed: int) -> None:
+        if warp < sampled:
+            turns[warp] += 1
+            if idle[warp] is not None:
+                idle[warp] += 1
+            if _settled(idle, turns):
+                raise _Saturated
 
     try:
         emulate(module, fn, launch, max_steps=MEMORY_RULES_MAX_STEPS, ctas=[SAMPLED_CTA], observer=observe,
@@ -209,5 +218,5 @@ def _emulate(module: Module, fn: Function, launch: Launch, out: Sampling, reache
     except EmulationError as exc:
         return str(exc)
     except _Saturated:
-        return saturated(idle)
+        return SATURATED
     return None

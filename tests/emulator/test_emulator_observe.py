@@ -133,17 +133,19 @@ def test_the_time_slice_changes_the_order_of_the_accesses_not_the_results():
 
 def test_progress_sees_the_steps_and_can_end_the_emulation():
     module = parse_text(LOOP, "loop.ptx")
-    steps: list[int] = []
+    turns: list[tuple[int, int]] = []
 
     class Enough(Exception):
         pass
 
-    def progress(executed: int) -> None:
-        steps.append(executed)
+    def progress(warp: int, executed: int) -> None:
+        turns.append((warp, executed))
         if executed >= 200:
             raise Enough
 
     with pytest.raises(Enough):
         emulate(module, "k", loop_launch(1000), time_slice=16, progress=progress)
-    assert steps == sorted(steps) and steps[0] >= 16 and 200 <= steps[-1] < 200 + 16 + 8
+    warps, steps = zip(*turns, strict=True)
+    assert steps == tuple(sorted(steps)) and steps[0] >= 16 and 200 <= steps[-1] < 200 + 16 + 8
     assert all(b - a >= 16 for a, b in itertools.pairwise(steps))
+    assert warps[:8] == (0, 1, 2, 3, 0, 1, 2, 3)  # each turn ends with the warp whose turn it was

@@ -11,7 +11,7 @@ from ptxstatic.config import Config
 from ptxstatic.launch import Buffer, Launch
 from ptxstatic.limits import MEMORY_RULES_SAMPLE_REQUESTS, MEMORY_RULES_SAMPLE_WARPS
 from ptxstatic.ptx.parser import parse_text
-from ptxstatic.rules.memory_sampling import DEFAULT_GRID, kernel_launch, sample_module, saturated
+from ptxstatic.rules.memory_sampling import DEFAULT_GRID, SATURATED, kernel_launch, sample_module
 
 PTX = """.version 8.0
 .target sm_80
@@ -126,9 +126,8 @@ ARITHMETIC:
 
 
 @pytest.mark.parametrize("n, m, loads_per_warp, stopped", [
-    (1 << 20, 1, MEMORY_RULES_SAMPLE_REQUESTS, saturated(1024)),  # ends in the memory loop after two rounds of
-    # turns of the 8 warps (64 warp instructions each) sampled nothing new, every load sampled
-    (4, 1 << 20, 4, saturated(1024)),  # ends in the arithmetic loop, which has no memory instruction
+    (1 << 20, 1, MEMORY_RULES_SAMPLE_REQUESTS, SATURATED),  # ends in the memory loop, every load sampled
+    (4, 1 << 20, 4, SATURATED),  # ends in the arithmetic loop, which has no memory instruction
     (4, 4, 4, None),  # runs to the end
 ])
 def test_an_emulation_that_samples_nothing_new_ends_early(n: int, m: int, loads_per_warp: int, stopped: str | None):
@@ -142,3 +141,16 @@ def test_an_emulation_that_samples_nothing_new_ends_early(n: int, m: int, loads_
     assert loads.per_warp == dict.fromkeys(range(MEMORY_RULES_SAMPLE_WARPS), loads_per_warp)
     stores = found.requests("k", store, "global")
     assert (stores is None) == (stopped is not None)
+
+
+def test_a_long_stretch_before_the_first_access_does_not_end_the_emulation():
+    # every warp computes for about 300 warp instructions (several turns each) before its only store, as a
+    # kernel does that sets up indices and registers first: the emulation waits for the warps' first requests
+    text = LOOPS.replace("    mov.u32 %r5, 0;\nMEMORY:", "    mov.u32 %r5, 0;\n    bra.uni AFTER;\nMEMORY:")
+    text = text.replace("    mov.u32 %r3, 0;\nARITHMETIC:", "AFTER:\n    mov.u32 %r3, 0;\nARITHMETIC:")
+    module = parse_text(text, "prelude.ptx")
+    found = sample_module(module, Config(launch=Launch((1, 1, 1), (128, 1, 1), 0, {"n": 1, "m": 75})))
+    (run,) = found.runs
+    assert run.stopped is None
+    (store,) = [i for i in module.function("k").instructions if i.opcode.startswith("st.")]
+    assert found.requests("k", store, "global").per_warp == dict.fromkeys(range(4), 1)
