@@ -12,9 +12,11 @@ busy every process gets a share of a core, and the added wall time is about the 
 tables, statement shapes) live in a private directory, warmed by one untimed hooked compile of each file
 first, as in a build after its first compile; the cold first run is printed too. So does Python's bytecode
 of the package (``PYTHONPYCACHEPREFIX``, written even where ``PYTHONDONTWRITEBYTECODE`` is set), as pip
-writes it when it installs the package: without it every hook process compiles the modules it imports.
+writes it when it installs the package: without it (``--no-bytecode``, as a source checkout run with
+``PYTHONDONTWRITEBYTECODE=1``) every hook process compiles the modules it imports.
 
     python benchmarks/hook_overhead.py [--repeat 5] [--flags "-c -arch=sm_90"] [--hook "ptxstatic-nvcc"]
+                                       [--no-bytecode] [--all]
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ def main() -> int:
     ap.add_argument("--hook", default=f"{sys.executable} -m ptxstatic.hook.main",
                     help="the hook command in front of nvcc (default: this Python running ptxstatic.hook.main)")
     ap.add_argument("--all", action="store_true", help="include tests/cuda/unrolled.cu")
+    ap.add_argument("--no-bytecode", action="store_true", help="keep no Python bytecode (PYTHONDONTWRITEBYTECODE=1)")
     args = ap.parse_args()
     flags, hook = shlex.split(args.flags), shlex.split(args.hook)
     with tempfile.TemporaryDirectory(prefix="hook-overhead-") as tmp:
@@ -64,7 +67,11 @@ def main() -> int:
         env = dict(os.environ, PTXSTATIC_CACHE_DIR=str(work / "cache"), PYTHONPYCACHEPREFIX=str(work / "bytecode"),
                    PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
         env.pop("PTXSTATIC_DISABLE", None)
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        if args.no_bytecode:
+            env["PYTHONDONTWRITEBYTECODE"] = "1"
+            env.pop("PYTHONPYCACHEPREFIX")
+        else:
+            env.pop("PYTHONDONTWRITEBYTECODE", None)
         files = sources(args.all)
         out = str(work / "out.o")
         cold = timed([*hook, "nvcc", *flags, str(files[0]), "-o", out], env, work)[0]
