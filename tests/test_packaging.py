@@ -24,7 +24,7 @@ def test_wheel_is_self_contained(tmp_path: Path):
     assert "ptxstatic/_grammars/ptx.lark" in names
     assert any(n.startswith("ptxstatic/_instrumentation/") for n in names)
     assert "ptxstatic/rules/docs/PS201.md" in names
-    for command in ("check", "parse", "analyze", "blocks", "features", "predict", "rules"):
+    for command in ("check", "parse", "analyze", "blocks", "features", "predict", "rules", "evaluate", "collect"):
         assert f"ptxstatic/report/schemas/{command}.schema.json" in names
     assert "ptxstatic/report/templates/report.html.j2" in names
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))

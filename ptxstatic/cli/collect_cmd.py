@@ -39,7 +39,6 @@ def collect(manifest: str, db: str, gpu_name: str, device: str, device_index: in
     Every sample is committed on its own; rerunning the same command resumes where a run stopped. Prints
     what this run wrote and the statistics of the GPU's samples in the dataset.
     """
-    import json
     import signal
     from pathlib import Path
 
@@ -49,6 +48,7 @@ def collect(manifest: str, db: str, gpu_name: str, device: str, device_index: in
     from ptxstatic.dataset.store import DatasetStore
     from ptxstatic.gpu.device import LIMITING
     from ptxstatic.report.collect_text import collect_text
+    from ptxstatic.report.json_doc import json_document
     from ptxstatic.report.progress import Progress
 
     def terminate(signum: int, frame: object) -> None:
@@ -66,6 +66,6 @@ def collect(manifest: str, db: str, gpu_name: str, device: str, device_index: in
     with DatasetStore(db) as store:
         stats = dataset_stats(store, gpu_name, LIMITING)
     if fmt == "json":
-        click.echo(json.dumps({"run": summary.__dict__, "dataset": stats}, indent=1))
+        click.echo(json_document("collect", [], [], run=summary.__dict__, dataset=stats))
         return
     click.echo(collect_text(summary, stats))

@@ -4,7 +4,6 @@ models on a training set (``--cv K``, which trains and so needs the ``train`` ex
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
@@ -72,6 +71,7 @@ def evaluate(models: tuple[str, ...], data: str, gpu: str | None, cv: int, cv_mo
     from ptxstatic.dataset.dataset import default_gpu, load_dataset, open_data
     from ptxstatic.errors import PtxstaticError
     from ptxstatic.report.dvfs_evaluation import evaluation_markdown, evaluation_text
+    from ptxstatic.report.json_doc import json_document
     from ptxstatic.report.progress import Progress
 
     if not models and cv <= 1:
@@ -103,7 +103,7 @@ def evaluate(models: tuple[str, ...], data: str, gpu: str | None, cv: int, cv_mo
                 for card in record_in_cards(results, loaded, dataset):
                     bar.say(f"recorded in {card}")
     if fmt == "json":
-        click.echo(json.dumps(results, indent=1))
+        click.echo(json_document("evaluate", [], [], evaluation=results))
     elif fmt == "markdown":
         click.echo(evaluation_markdown(results))
     else:

@@ -14,12 +14,13 @@ def _read_results(paths: tuple[str, ...]) -> list[dict]:
     from pathlib import Path
 
     from ptxstatic.errors import PtxstaticError
+    from ptxstatic.models.dvfs_comparison import evaluation_results
 
     out = []
     for p in paths:
         try:
-            out.append(json.loads(Path(p).read_text()))
-        except (OSError, json.JSONDecodeError) as exc:
+            out.append(evaluation_results(json.loads(Path(p).read_text())))
+        except (OSError, json.JSONDecodeError, PtxstaticError) as exc:
             raise PtxstaticError(f"{p}: cannot read cross-validation results ({exc})") from None
     return out
 

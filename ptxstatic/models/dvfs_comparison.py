@@ -87,6 +87,18 @@ def _fixed(entry: dict, candidate: Candidate) -> dict:
     return entry
 
 
+def evaluation_results(doc: object) -> dict:
+    """The results in an ``evaluate --format json`` document (its ``evaluation``), or in the bare results
+    object that ``evaluate`` wrote before its output took the shape of every command's (saved files)."""
+    if not isinstance(doc, dict):
+        raise PtxstaticError("not the JSON output of ptxstatic evaluate")
+    if doc.get("command") == "evaluate" and isinstance(doc.get("evaluation"), dict):
+        return doc["evaluation"]
+    if "dvfs" in doc and "command" not in doc:
+        return doc
+    raise PtxstaticError("not the JSON output of ptxstatic evaluate")
+
+
 def saved_rows(path: str | Path, data: DvfsDataset, grouping: str, k: int, seed: int) -> dict[str, dict]:
     """Rows of an earlier ``evaluate --cv --format json`` of the same data, folds and seed, each marked
     ``saved`` (empty if the file does not exist)."""
@@ -94,8 +106,8 @@ def saved_rows(path: str | Path, data: DvfsDataset, grouping: str, k: int, seed:
     if not p.is_file():
         return {}
     try:
-        saved = json.loads(p.read_text())
-    except (OSError, json.JSONDecodeError) as exc:
+        saved = evaluation_results(json.loads(p.read_text()))
+    except (OSError, json.JSONDecodeError, PtxstaticError) as exc:
         raise PtxstaticError(f"{p}: cannot read saved cross-validation results ({exc})") from None
     same = (saved.get("gpu"), saved.get("samples"), saved.get("grouping"), saved.get("folds"), saved.get("seed"))
     if same != (data.gpu, len(data), grouping, k, seed):

@@ -70,12 +70,17 @@ def test_rules_follow_their_schema():
     assert [r["code"] for r in doc["rules"]] == [r.code for r in all_rules()] and doc["kernels"] == []
 
 
-@pytest.mark.parametrize("command", ["parse", "analyze", "blocks", "features", "predict", "rules"])
+OWN_FIELDS = {"parse": {"files": []}, "analyze": {"files": []}, "rules": {"rules": []},
+              "evaluate": {"evaluation": {"title": "t", "samples": 0, "dvfs": {}, "absolute": {}, "notes": []}},
+              "collect": {"run": {"written": 0, "already": 0}, "dataset": {}}}
+
+
+@pytest.mark.parametrize("command", ["parse", "analyze", "blocks", "features", "predict", "rules", "evaluate",
+                                     "collect"])
 def test_the_schemas_reject_a_document_of_another_shape(command):
     schema = json_schema(command)
     good = {"schema": 1, "command": command, "tool": {"name": "ptxstatic", "version": "1"}, "kernels": [],
-            "errors": [], **({"files": []} if command in ("parse", "analyze") else {}),
-            **({"rules": []} if command == "rules" else {})}
+            "errors": [], **OWN_FIELDS.get(command, {})}
     jsonschema.validate(good, schema, cls=jsonschema.Draft202012Validator)
     for broken in ({**good, "schema": 2}, {k: v for k, v in good.items() if k != "errors"},
                    {**good, "kernels": [{"kernel": "k"}]}, {**good, "errors": ["text"]}, [good]):

@@ -10,9 +10,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import jsonschema
 import numpy as np
 import pytest
 from helpers import ROOT, TITANX_DATA
+
+from ptxstatic.report.schemas import json_schema
 
 DATA = ROOT / "tests" / "data" / "predict"
 SHIPPED = ROOT / "trained" / "gtxtitanx"
@@ -208,7 +211,9 @@ def test_evaluate_on_the_validation_applications() -> None:
         pytest.skip(f"validation applications not found at {APPS}")
     p = run("evaluate", "--model", str(SHIPPED), "--data", str(APPS), "--format", "json")
     assert p.returncode == 0, p.stderr
-    d = json.loads(p.stdout)
+    doc = json.loads(p.stdout)
+    jsonschema.validate(doc, json_schema("evaluate"), cls=jsonschema.Draft202012Validator)
+    d = doc["evaluation"]
     assert d["samples"] == 12 and {"physical", "mean_surface", "lstm"} <= set(d["dvfs"])
     phys = d["dvfs"]["physical"]
     assert set(phys["coverage"]) == set(HEADS) and "coverage" not in d["dvfs"]["lstm"]
@@ -224,7 +229,7 @@ def test_evaluate_shipped_models_in_sample() -> None:
     p = run("evaluate", "--model", str(SHIPPED / "physical"), "--model", str(SHIPPED / "lstm"), "--data",
             str(TITANX_DATA), "--format", "json")
     assert p.returncode == 0, p.stderr
-    d = json.loads(p.stdout)
+    d = json.loads(p.stdout)["evaluation"]
     assert d["samples"] == 140 and any("in-sample" in n for n in d["notes"])
     mean = d["dvfs"]["mean_surface (training mean)"]["scaling"]  # added: no mean_surface model was given
     for name in ("physical", "lstm"):

@@ -15,6 +15,7 @@ import sys
 import time
 from pathlib import Path
 
+import jsonschema
 import pytest
 from helpers import needs_nvcc
 
@@ -24,6 +25,7 @@ from ptxstatic.emulator import emulate
 from ptxstatic.gpu.fake import ENV
 from ptxstatic.launch import Launch
 from ptxstatic.ptx.parser import parse_text
+from ptxstatic.report.schemas import json_schema
 from ptxstatic.toolchain.nvcc import compile_to_ptx
 
 KERNELS = r"""
@@ -272,7 +274,7 @@ def test_collected_dataset_trains_evaluates_and_predicts(suite, tmp_path, monkey
     ev = subprocess.run([sys.executable, "-m", "ptxstatic", "evaluate", "--model", str(tmp_path / "models"),
                          "--data", str(db), "--format", "json"], capture_output=True, text=True)
     assert ev.returncode == 0, ev.stderr
-    assert set(json.loads(ev.stdout)["absolute"]) == {"forest_time", "forest_power"}
+    assert set(json.loads(ev.stdout)["evaluation"]["absolute"]) == {"forest_time", "forest_power"}
 
     # predict estimates absolute time from the launch itself (roofline): it does not use uncalibrated forests
     p = subprocess.run([sys.executable, "-m", "ptxstatic", "predict", str(suite / "k.ptx"), "--model",
@@ -311,6 +313,8 @@ def test_sigkill_mid_run_then_resume_equals_an_uninterrupted_run(suite, tmp_path
     p = run(manifest, db, "--format", "json", env=fake_board(tmp_path / "c.json"))
     assert p.returncode == 0, p.stderr
     report = json.loads(p.stdout)
+    jsonschema.validate(report, json_schema("collect"), cls=jsonschema.Draft202012Validator)
+    assert report["command"] == "collect" and report["kernels"] == [] and report["errors"] == []
     assert report["run"]["written"] == 0 and report["run"]["already"] == TOTAL
     stats = report["dataset"]
     assert (stats["samples_ok"], stats["samples_failed"]) == (TOTAL - 1, 1)

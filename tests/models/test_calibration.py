@@ -52,3 +52,15 @@ def test_cross_validation_tables_carry_coverage_and_saved_rows(subset, tmp_path)
     assert any("mean_surface: saved results" in n for n in second["notes"])
     with pytest.raises(Exception, match="other data or folds"):
         cross_validation_results(subset, [], 5, "family", saved=saved)
+
+
+def test_saved_evaluations_are_read_in_the_command_shape_and_the_bare_one() -> None:
+    from ptxstatic.errors import PtxstaticError
+    from ptxstatic.models.dvfs_comparison import evaluation_results
+
+    bare = {"title": "t", "samples": 3, "dvfs": {"physical": {}}, "absolute": {}, "notes": []}
+    doc = {"schema": 1, "command": "evaluate", "tool": {}, "evaluation": bare, "kernels": [], "errors": []}
+    assert evaluation_results(doc) == evaluation_results(bare) == bare
+    for other in ({**doc, "command": "predict"}, {"schema": 1, "command": "predict", "kernels": []}, [bare]):
+        with pytest.raises(PtxstaticError, match="not the JSON output of ptxstatic evaluate"):
+            evaluation_results(other)
