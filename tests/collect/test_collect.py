@@ -115,10 +115,12 @@ def _interruptible() -> None:
 
 
 def start(manifest: Path, db: Path, *extra: str, env: dict) -> subprocess.Popen:
+    """A collect run in a session of its own: the only signals it gets are those its test sends (not one a
+    process of another test sends to its process group)."""
     return subprocess.Popen(
         [sys.executable, "-m", "ptxstatic", "collect", "--manifest", str(manifest), "--db", str(db), "--gpu", "fake",
          "--device", "fake", *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-        preexec_fn=_interruptible)
+        preexec_fn=_interruptible, start_new_session=True)
 
 
 def rows(db: Path, sql: str, args: tuple = ()) -> list[tuple]:
