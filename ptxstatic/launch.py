@@ -77,6 +77,11 @@ class Launch:
         return self.block[0] * self.block[1] * self.block[2]
 
     @property
+    def warps_per_block(self) -> int:
+        """Warps of one CTA (the last one partly filled when the threads are not a multiple of 32)."""
+        return -(-self.threads_per_block // 32)
+
+    @property
     def blocks(self) -> int:
         return self.grid[0] * self.grid[1] * self.grid[2]
 

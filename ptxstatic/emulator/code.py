@@ -113,7 +113,7 @@ def _special(name: str) -> Reader | None:
     fixed = {
         "%ntid": lambda f: f.cta.launch.block[k], "%nctaid": lambda f: f.cta.launch.grid[k],
         "%ctaid": lambda f: f.cta.ctaid[k], "%warpid": lambda f: f.warp.index,
-        "%nwarpid": lambda f: -(-f.cta.launch.threads_per_block // 32),
+        "%nwarpid": lambda f: f.cta.launch.warps_per_block,
         "%smid": lambda f: 0, "%nsmid": lambda f: 1, "%gridid": lambda f: 0,
         "%dynamic_smem_size": lambda f: f.cta.launch.shared_bytes, "%total_smem_size": lambda f: f.device.shared_size,
         "%clock": lambda f: f.device.steps & 0xFFFFFFFF, "%clock64": lambda f: f.device.steps,

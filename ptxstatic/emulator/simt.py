@@ -169,7 +169,7 @@ class _Emulator:
     def _run_cta(self, cta: Cta) -> None:
         code = self.code(self.kernel.name)
         assert code is not None
-        warps = [Warp(i, cta) for i in range(-(-self.launch.threads_per_block // WARP))]
+        warps = [Warp(i, cta) for i in range(self.launch.warps_per_block)]
         gens = [self._run(Frame(code, w, w.push_frame(code.local_size)), w.alive.copy()) for w in warps]
         live = set(range(len(warps)))
         resume: list[object] = [None] * len(warps)

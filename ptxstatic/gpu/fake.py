@@ -158,7 +158,7 @@ class FakeGpu:
         self._alive()
         args = KernelArgs(self.memory, self.modules[module].function(kernel), launch)
         nbytes = sum(len(data) for _, data in args.buffers.values())
-        warps = launch.blocks * -(-launch.threads_per_block // 32)
+        warps = launch.blocks * launch.warps_per_block
         self.state.power_w = IDLE_W + DYNAMIC_W * min(1.0, warps / 512) * (self.state.core / 1755) ** 2
         h = self._handle()
         self.prepared[h] = _Prepared(module, kernel, launch, nbytes)

@@ -191,7 +191,7 @@ def _emulate(module: Module, fn: Function, launch: Launch, out: Sampling, reache
     from to ``reached``); returns why it stopped early (None when it finished)."""
     from ptxstatic.emulator import EmulationError, MemoryAccess, emulate
 
-    sampled = min(MEMORY_RULES_SAMPLE_WARPS, -(-launch.threads_per_block // 32))
+    sampled = min(MEMORY_RULES_SAMPLE_WARPS, launch.warps_per_block)
     idle: list[int | None] = [None] * sampled  # per sampled warp: turns since it last added a request
     turns = [0] * sampled  # and turns in all
 
