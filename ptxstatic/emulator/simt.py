@@ -85,9 +85,8 @@ def emulate(module: Module, kernel: str | Function, launch: Launch, *, max_steps
     next warp of its CTA gets its turn (results do not depend on it; what an observer sees first does);
     ``progress``, if given, is called at the end of every time slice with the index (in its CTA) of the warp
     whose turn ends and the warp instructions executed so far, and an exception it raises ends the emulation
-    too. Raises :class:`EmulationError` for
-    anything the emulator does not support and for faults of the program (bad address, trap, deadlock, step
-    limit).
+    too. Raises :class:`EmulationError` for anything the emulator does not support and for faults of the
+    program (bad address, trap, deadlock, step limit).
     """
     fn = kernel if isinstance(kernel, Function) else _kernel(module, kernel)
     with np.errstate(all="ignore"):

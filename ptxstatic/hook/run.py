@@ -127,9 +127,9 @@ def _wait(proc: subprocess.Popen, capture: PtxCapture, analysis, best: str | Non
             pidfd = os.pidfd_open(proc.pid)
         except OSError:
             pidfd = None
+    watch = capture.fileno()
     try:
         while proc.poll() is None and pending != set():
-            watch = capture.fileno()
             if watch is not None:
                 ready, _, _ = select.select([watch] + ([pidfd] if pidfd is not None else []), [], [],
                                             None if pidfd is not None else 0.02)
