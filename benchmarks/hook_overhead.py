@@ -23,14 +23,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import shlex
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from child_time import run_timed
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -42,14 +41,10 @@ def sources(include_unrolled: bool) -> list[Path]:
 
 def timed(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float]:
     """(wall seconds, CPU seconds of the command and its children)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    run = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True)
-    elapsed = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    run, wall, cpu = run_timed(cmd, env=env, cwd=cwd)
     if run.returncode != 0:
         raise SystemExit(f"failed ({run.returncode}): {shlex.join(cmd)}\n{run.stderr}")
-    return elapsed, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu
 
 
 def main() -> int:

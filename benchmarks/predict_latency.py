@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
+from child_time import run_timed
 from corpus import kernels, ptx_files
 from generated_kernels import straight_line_source
 
@@ -55,14 +54,10 @@ def timed(command: str, path: Path, fn: Function) -> tuple[float, float]:
     args = [sys.executable, "-m", "ptxstatic", command, str(path), "-k", fn.name, "--launch", LAUNCH,
             *scalar_params(fn)]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    done = subprocess.run(args, capture_output=True, text=True, env=env, check=False)
-    elapsed = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done, wall, cpu = run_timed(args, env=env, check=False)
     if done.returncode != 0:
         print(f"  {command} failed: {done.stderr.strip().splitlines()[-1:]}", file=sys.stderr)
-    return elapsed, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu
 
 
 def generated(branches: list[int], folder: Path) -> list[Path]:

@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from child_time import run_timed
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "report"
@@ -29,15 +28,11 @@ GOAL_S = 5.0
 
 def run_once(args: list[str], out: str) -> tuple[float, float]:
     """Wall and CPU seconds of one ``ptxstatic report`` process."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "ptxstatic", "report", *args, "--out", out], cwd=ROOT,
-                          capture_output=True, text=True, timeout=600)
-    wall = time.perf_counter() - start
+    proc, wall, cpu = run_timed([sys.executable, "-m", "ptxstatic", "report", *args, "--out", out], cwd=ROOT,
+                                timeout=600)
     if proc.returncode != 0:
         sys.exit(f"ptxstatic report failed (exit {proc.returncode}):\n{proc.stderr}")
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu
 
 
 def main() -> None:
