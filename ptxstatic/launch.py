@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ptxstatic.errors import PtxstaticError
-from ptxstatic.limits import MAX_BLOCK_DIMS, MAX_BLOCK_THREADS, MAX_DYNAMIC_SHARED_BYTES, MAX_GRID_DIMS
+from ptxstatic.limits import MAX_BLOCK_DIMS, MAX_BLOCK_THREADS, MAX_DYNAMIC_SHARED_BYTES, MAX_GRID_DIMS, WARP_SIZE
 
 #: buffer fill patterns: zeros, ones, iota (0, 1, 2, ...), random (uniform [0, 1) or integers, seeded), const:V
 FILLS = ("zeros", "ones", "iota", "random", "const")
@@ -79,7 +79,7 @@ class Launch:
     @property
     def warps_per_block(self) -> int:
         """Warps of one CTA (the last one partly filled when the threads are not a multiple of 32)."""
-        return -(-self.threads_per_block // 32)
+        return -(-self.threads_per_block // WARP_SIZE)
 
     @property
     def blocks(self) -> int:

@@ -43,6 +43,8 @@ STATIC_CLASS_CTAS = 256
 STATIC_MAX_SECONDS = 1.5
 
 # ------------------------------------------------------------------------------------------ sizes
+#: threads of one warp on every CUDA GPU
+WARP_SIZE = 32
 #: threads of one CTA, and per block dimension (x, y, z), on every CUDA GPU since compute capability 2.0
 MAX_BLOCK_THREADS = 1024
 MAX_BLOCK_DIMS = (1024, 1024, 64)

@@ -19,12 +19,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from ptxstatic.analysis.defuse import DefUse
+from ptxstatic.limits import WARP_SIZE as WARP
 from ptxstatic.ptx.ast import Addr, Function, Instruction, Reg, Sym
 
 SECTOR_BYTES = 32
 BANKS = 32
 BANK_BYTES = 4
-WARP = 32
 
 
 def global_sectors(lanes: np.ndarray, addresses: np.ndarray, width: int) -> tuple[int, int]:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-WARP = 32
+from ptxstatic.limits import WARP_SIZE as WARP
+
 LANES = np.arange(WARP)
 
 

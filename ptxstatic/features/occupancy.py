@@ -13,8 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ptxstatic.errors import PtxstaticError
-
-WARP = 32
+from ptxstatic.limits import WARP_SIZE as WARP
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from ptxstatic.findings import Finding, Severity
+from ptxstatic.limits import WARP_SIZE
 from ptxstatic.ptx.ast import Imm, Instruction, Reg
 from ptxstatic.rules.context import RuleContext
 from ptxstatic.rules.places import by_line, in_toolkit_header, is_library_function, line_key
@@ -16,7 +17,6 @@ if TYPE_CHECKING:
     from ptxstatic.analysis.cfg import Loop
     from ptxstatic.analysis.uniformity import ThreadDependence
 
-WARP_STEP = 32
 #: comparisons that split ordered values at one boundary
 ORDERED = frozenset({"lt", "le", "gt", "ge", "lo", "ls", "hi", "hs"})
 #: opcodes that keep the order of their thread-dependent operand (for non-negative operands)
@@ -163,7 +163,7 @@ def _monotone_step(ins: Instruction) -> bool:
         return not (op == "cvt" and any(t.startswith("f") for t in ins.info.types))
     if op in ("and", "rem"):  # x & (2^k - 1) or x % 2^k with 2^k >= 32: in order within a warp
         width = {"and": 1, "rem": 0}[op]
-        return any(isinstance(o, Imm) and int(o.value) + width >= WARP_STEP and
+        return any(isinstance(o, Imm) and int(o.value) + width >= WARP_SIZE and
                    (int(o.value) + width) & (int(o.value) + width - 1) == 0 for o in ins.operands[1:])
     return False
 
@@ -205,7 +205,7 @@ def _warp_step(ctx: RuleContext, td: ThreadDependence, d: int) -> bool:
     k = imm.value
     if not isinstance(k, int):
         return False
-    by_warp = {"shr": k >= 5, "div": k > 0 and k % WARP_STEP == 0, "and": k != 0 and k % WARP_STEP == 0}[op]
+    by_warp = {"shr": k >= 5, "div": k > 0 and k % WARP_SIZE == 0, "and": k != 0 and k % WARP_SIZE == 0}[op]
     return by_warp and _monotone(ctx, td, d, ins.operands[1].name)
 
 
