@@ -79,8 +79,10 @@ def executed(module: Module, kernel: Function, launch: Launch | None, max_second
 
 
 def executed_estimate(module: Module, kernel: Function, launch: Launch | None,
-                      max_seconds: float = STATIC_MAX_SECONDS) -> tuple[list, list[str], StaticEstimate | None]:
-    """:func:`executed` with the whole static estimate (whether its counts are exact, and why not)."""
+                      max_seconds: float = STATIC_MAX_SECONDS, profile: BlockCounts | None = None
+                      ) -> tuple[list, list[str], StaticEstimate | None]:
+    """:func:`executed` with the whole static estimate (whether its counts are exact, and why not);
+    ``profile``: measured block counts of the kernel whose branch shares split its data-dependent branches."""
     if launch is None:
         note = (f"no --launch: program order, each instruction weighted by {DEFAULT_TRIPS:g}^(loop depth) since the "
                 "trip counts are unknown")
@@ -88,7 +90,7 @@ def executed_estimate(module: Module, kernel: Function, launch: Launch | None,
     from ptxstatic.analysis.executed import executed_sequence
     from ptxstatic.counts.static.estimate import estimate_counts
 
-    est = estimate_counts(module, kernel.name, launch, max_seconds=max_seconds)
+    est = estimate_counts(module, kernel.name, launch, max_seconds=max_seconds, profile=profile)
     seq = executed_sequence(module, kernel.name, est.counts.counts)
     notes = [f"executed sequence from static block counts ({est.method})"]
     summary = est.summary()
@@ -102,13 +104,15 @@ def executed_estimate(module: Module, kernel: Function, launch: Launch | None,
 
 def predict_kernel(module: Module, kernel: str | Function, models: Models, launch: Launch | None = None, *,
                    max_slowdown: float | None = None, max_seconds: float = STATIC_MAX_SECONDS,
-                   estimate: tuple[list, list[str], StaticEstimate | None] | None = None) -> dict:
+                   estimate: tuple[list, list[str], StaticEstimate | None] | None = None,
+                   profile: BlockCounts | None = None) -> dict:
     """The prediction for one kernel of ``module`` (a dict, see :func:`prediction`). ``max_slowdown``: only
     configurations at most this fraction slower than F_max are candidates for the minimum-energy choice and
     the Pareto set. ``estimate``: what :func:`executed_estimate` gave for this kernel and launch, where the
-    caller has it."""
+    caller has it. ``profile``: as for :func:`executed_estimate`."""
     fn = kernel if isinstance(kernel, Function) else find_kernel(module, kernel)
-    seq, notes, est = estimate if estimate is not None else executed_estimate(module, fn, launch, max_seconds)
+    seq, notes, est = (estimate if estimate is not None
+                       else executed_estimate(module, fn, launch, max_seconds, profile))
     notes = list(notes)
     counts = est.counts if est is not None else None
     table, detail, dvfs = None, None, models.dvfs
@@ -128,12 +132,20 @@ def predict_kernel(module: Module, kernel: str | Function, models: Models, launc
 
 
 def predict_module(module: Module, models: Models, launch: Launch | None = None, *, kernel: str | None = None,
-                   max_slowdown: float | None = None, max_seconds: float = STATIC_MAX_SECONDS) -> list[dict]:
-    """:func:`predict_kernel` for every kernel of ``module`` (or only ``kernel``)."""
+                   max_slowdown: float | None = None, max_seconds: float = STATIC_MAX_SECONDS,
+                   profile: BlockCounts | None = None) -> list[dict]:
+    """:func:`predict_kernel` for every kernel of ``module`` (or only ``kernel``); ``profile``: measured block
+    counts of one of them (see :func:`executed_estimate`)."""
     kernels = find_kernels(module, kernel) if kernel is not None else module.kernels
     if not kernels:
         raise PtxstaticError(f"{module.filename}: no kernels")
-    return [predict_kernel(module, fn, models, launch, max_slowdown=max_slowdown, max_seconds=max_seconds)
+    if profile is not None and launch is None:
+        raise PtxstaticError("--profile needs a launch: the measured branch shares split static block counts")
+    if profile is not None and all(fn.name != profile.kernel for fn in kernels):
+        raise PtxstaticError(f"the measured counts are of kernel {profile.kernel}, which is not among the kernels "
+                             "predicted")
+    return [predict_kernel(module, fn, models, launch, max_slowdown=max_slowdown, max_seconds=max_seconds,
+                           profile=profile if profile is not None and profile.kernel == fn.name else None)
             for fn in kernels]
 
 

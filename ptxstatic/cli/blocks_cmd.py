@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ptxstatic.block_counts import BlockCounts
 from ptxstatic.cli import options
 from ptxstatic.launch import Launch
 
@@ -16,15 +17,17 @@ from ptxstatic.launch import Launch
 @options.output_format("text", "json")
 @click.option("-o", "--output", metavar="COUNTS.json", help="Also write the counts as BlockCounts JSON.")
 @options.max_seconds
+@options.measured_profile
 @options.nvcc_flags
 def blocks(source: str, kernel: str, launch: Launch, fmt: str, output: str | None, max_seconds: float,
-           nvcc_flags: str) -> None:
+           profile: BlockCounts | None, nvcc_flags: str) -> None:
     """Estimate how often each basic block of KERNEL in FILE (.ptx or .cu) runs in one launch.
 
     Control flow is interpreted over every thread of the launch; counts are exact where it depends only on
     the launch configuration and scalar arguments (CTAs counted by classes that provably take the same path),
     and flagged as estimates (with the reason) where it depends on data or the interpretation ran out of time
-    (--max-seconds). See docs/static_counts.md.
+    (--max-seconds); --profile splits data-dependent branches as they went in a measured run. See
+    docs/static_counts.md.
     """
     from ptxstatic.cli.inputs import load
     from ptxstatic.counts.static.estimate import estimate_counts
@@ -34,7 +37,7 @@ def blocks(source: str, kernel: str, launch: Launch, fmt: str, output: str | Non
 
     module = load(source, nvcc_flags, recover=False, kernel=kernel)
     kernel = find_kernel(module, kernel).name
-    est = estimate_counts(module, kernel, launch, max_seconds=max_seconds)
+    est = estimate_counts(module, kernel, launch, max_seconds=max_seconds, profile=profile)
     if output:
         est.counts.save(output)
     if fmt == "json":

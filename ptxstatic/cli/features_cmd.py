@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ptxstatic.block_counts import BlockCounts
 from ptxstatic.cli import options
 from ptxstatic.launch import Launch
 
@@ -19,16 +20,16 @@ from ptxstatic.launch import Launch
 @click.option("--gpu", "gpu_name", metavar="NAME", help="GPU for occupancy and waves: titanx, t4, a100, h100, ...")
 @options.output_format("text", "json")
 @options.max_seconds
+@options.measured_profile
 @options.nvcc_flags
 def features(source: str, kernel: str, counts_file: str | None, launch: Launch, gpu_name: str | None, fmt: str,
-             max_seconds: float, nvcc_flags: str) -> None:
+             max_seconds: float, profile: BlockCounts | None, nvcc_flags: str) -> None:
     """Portable features of KERNEL in FILE (.ptx or .cu): GPU Mangrove's twelve and richer ones.
 
     Registers and spills come from ptxas -v for the GPU's architecture (--gpu, else the PTX's target); where
     ptxas cannot assemble for it (CUDA 13 has no Maxwell: --gpu titanx), they are estimated from the PTX and
     the `resources` feature says so. Occupancy and waves need --gpu.
     """
-    from ptxstatic.block_counts import BlockCounts
     from ptxstatic.cli.inputs import load
     from ptxstatic.counts.static.estimate import estimate_counts
     from ptxstatic.errors import PtxstaticError
@@ -42,8 +43,10 @@ def features(source: str, kernel: str, counts_file: str | None, launch: Launch, 
 
     module = load(source, nvcc_flags, recover=False, kernel=kernel)
     kernel = find_kernel(module, kernel).name
+    if counts_file and profile is not None:
+        raise PtxstaticError("--profile splits the branches of a static estimate; with --counts there is none")
     counts = (BlockCounts.load(counts_file) if counts_file
-              else estimate_counts(module, kernel, launch, max_seconds=max_seconds).counts)
+              else estimate_counts(module, kernel, launch, max_seconds=max_seconds, profile=profile).counts)
     target = gpu_spec(gpu_name) if gpu_name else None
     stats = None
     try:

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import click
 
 from ptxstatic.toolchain.nvcc import DEFAULT_FLAGS
+
+if TYPE_CHECKING:
+    from ptxstatic.block_counts import BlockCounts
 
 nvcc_flags = click.option(
     "--nvcc-flags", default=DEFAULT_FLAGS, show_default=True, metavar="FLAGS",
@@ -98,3 +102,25 @@ def max_seconds(command: Callable) -> Callable:
                         show_default=True, metavar="S",
                         help="Stop interpreting block counts after S CPU seconds; threads not counted by then "
                              "get branch-probability estimates, flagged.")(command)
+
+
+def measured_profile(command: Callable) -> Callable:
+    """``--profile COUNTS.json``: block counts measured in a run of the kernel, loaded as ``profile``
+    (a :class:`~ptxstatic.block_counts.BlockCounts` or None)."""
+
+    def load(ctx: click.Context, param: click.Parameter, value: str | None) -> BlockCounts | None:
+        from ptxstatic.block_counts import BlockCounts
+        from ptxstatic.errors import PtxstaticError
+
+        if not value:
+            return None
+        counts = BlockCounts.load(value)
+        if counts.source == "static":
+            raise PtxstaticError(f"--profile {value}: these counts are a static estimate; give counts measured "
+                                 "in a run (`ptxstatic profile`, or the emulator's)")
+        return counts
+
+    return click.option("--profile", "profile", metavar="COUNTS.json", callback=load,
+                        help="Block counts measured in a run of the kernel, of any launch (`ptxstatic profile` "
+                             "on a GPU, or the emulator's): data-dependent branches are split as they went there "
+                             "instead of by the 1/2 and 1/8 heuristics.")(command)

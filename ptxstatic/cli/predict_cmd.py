@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import click
 
+from ptxstatic.block_counts import BlockCounts
 from ptxstatic.cli import options
 from ptxstatic.launch import Launch
 
@@ -23,9 +24,11 @@ from ptxstatic.launch import Launch
               help="Only consider configurations at most this much slower than F_max (e.g. 5%).")
 @options.output_format("text", "json")
 @options.max_seconds
+@options.measured_profile
 @options.nvcc_flags
 def predict(file: str, gpu: str | None, model_path: str | None, kernel: str | None, launch: Launch | None,
-            max_slowdown: str | None, fmt: str, max_seconds: float, nvcc_flags: str) -> None:
+            max_slowdown: str | None, fmt: str, max_seconds: float, profile: BlockCounts | None,
+            nvcc_flags: str) -> None:
     """Predict how each kernel of FILE scales with the GPU's memory and core clocks (by default the physical
     DVFS model), with intervals and an out-of-distribution report, and which clocks use least energy.
 
@@ -42,7 +45,8 @@ def predict(file: str, gpu: str | None, model_path: str | None, kernel: str | No
     models = load_models(gpu, model_path)
     slowdown = parse_fraction(max_slowdown) if max_slowdown is not None else None
     module = load(file, nvcc_flags, recover=False, kernel=kernel)
-    results = predict_module(module, models, launch, kernel=kernel, max_slowdown=slowdown, max_seconds=max_seconds)
+    results = predict_module(module, models, launch, kernel=kernel, max_slowdown=slowdown, max_seconds=max_seconds,
+                             profile=profile)
     if fmt == "json":
         click.echo(json_document("predict", [kernel_entry(r["file"], r["kernel"], r) for r in results], []))
     else:

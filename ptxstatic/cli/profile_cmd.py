@@ -18,18 +18,23 @@ from ptxstatic.launch import Launch
 @options.instrument_options
 @click.option("-o", "--output", metavar="OUT.json", help="Write the JSON here instead of stdout.")
 @click.option("--cpu", metavar="SM", help="LLVM IR input: target CPU for lowering.")
+@click.option("--emulate", is_flag=True,
+              help="Run on the PTX emulator instead of a GPU (every CTA; slower than a GPU by orders of "
+                   "magnitude, so for small launches). The counts are the emulator's own.")
 @options.nvcc_flags
 def profile(source: str, kernel: str, launch: Launch, mode: str, stride: int, banks: int, output: str | None,
-            cpu: str | None, nvcc_flags: str) -> None:
+            cpu: str | None, emulate: bool, nvcc_flags: str) -> None:
     """Count basic-block executions of one launch of a kernel of MODULE (.ptx, .cu, or NVPTX LLVM IR .ll).
 
     Runs the original and the instrumented kernel on identical inputs, checks that they write the same
     buffers, and writes per-block counts, dynamic instruction counts per ISA group and the launch
-    configuration as JSON. Exits 2 when no GPU is found, 1 when the outputs differ.
+    configuration as JSON. Exits 2 when no GPU is found, 1 when the outputs differ. `blocks`, `features`
+    and `predict` take the counts as --profile, to split data-dependent branches as they went here.
     """
 
     from ptxstatic.cli.inputs import load, read_llvm_ir
     from ptxstatic.counts.instrumentation.ptx_pass import InstrumentOptions
+    from ptxstatic.counts.measured import emulated_profile
     from ptxstatic.counts.measured import profile as run_profile
     from ptxstatic.files import write_atomic
     from ptxstatic.ptx.parser import parse_text
@@ -42,7 +47,7 @@ def profile(source: str, kernel: str, launch: Launch, mode: str, stride: int, ba
         module = parse_text(lower(text, source, cpu or DEFAULT_CPU), source)
     else:
         module = load(source, nvcc_flags, recover=False)
-    result = run_profile(module, kernel, launch, opts)
+    result = (emulated_profile if emulate else run_profile)(module, kernel, launch, opts)
     text = json.dumps(result.to_dict(), indent=1) + "\n"
     if output:
         write_atomic(output, text)

@@ -9,6 +9,8 @@ byte, and folds the counters into :class:`BlockCounts` plus dynamic instruction 
 PTX from other tools: numba ``cuda.compile_ptx(fn, sig)[0]``; Triton ``compiled.asm["ptx"]`` (the object a
 ``kernel[grid](...)`` call or ``triton.compile`` returns); CuPy kernels written in CUDA C++: compile the same
 source with ``nvcc -ptx`` (or pass the ``.cu`` to the CLI).
+
+``emulated_profile`` does the same on the PTX emulator (``ptxstatic profile --emulate``), without a GPU.
 """
 
 from __future__ import annotations
@@ -129,6 +131,23 @@ def profile(ptx: str | A.Module, kernel: str, launch: Launch, options: Instrumen
     counts = block_counts(result.counters, raw[result.counters.symbol], kernel, launch)
     return ProfileResult(counts, dynamic_instructions(module, counts), not mismatches, mismatches, drv.name,
                          result.counters)
+
+
+def emulated_profile(module: A.Module, kernel: str, launch: Launch, options: InstrumentOptions | None = None
+                     ) -> ProfileResult:
+    """:func:`profile` on the PTX emulator instead of a GPU: the counts are the emulator's own for the original
+    kernel (source ``emulated``, every CTA whatever ``options.mode``), and the instrumented kernel's buffers
+    are compared with the original's as on a GPU."""
+    from ptxstatic.emulator import emulate
+
+    fn = find_kernel(module, kernel)
+    kernel, launch = fn.name, bind_launch(module, fn, launch.validate())
+    result = instrument(module, options)
+    want = emulate(module, fn, launch)
+    got = emulate(parse_text(result.text, module.filename), kernel, launch)
+    mismatches = [n for n, v in want.buffers.items() if v.tobytes() != got.buffers[n].tobytes()]
+    return ProfileResult(want.counts, dynamic_instructions(module, want.counts), not mismatches, mismatches,
+                         "PTX emulator", result.counters)
 
 
 def run_counters(drv: Driver, ptx: str, kernel: str, launch: Launch, fn: A.Function,

@@ -16,12 +16,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ptxstatic.analysis.cfg import build_cfg
 from ptxstatic.block_counts import BlockCounts
 from ptxstatic.counts.static.agree import CORNER
+from ptxstatic.counts.static.branch_shares import measured_shares
 from ptxstatic.counts.static.ctas import Affinity, cta_affinity, search
 from ptxstatic.counts.static.interp import Group, Interpreter, WorkLimit
 from ptxstatic.counts.static.markov import frequency_estimate
 from ptxstatic.counts.static.values import Rows, constant_bits, fake_base, maybe_null
+from ptxstatic.errors import PtxstaticError
 from ptxstatic.launch import Buffer, Launch
 from ptxstatic.limits import STATIC_CLASS_CTAS, STATIC_MAX_SECONDS, STATIC_MAX_THREADS, STATIC_MAX_WORK
 from ptxstatic.ptx.ast import Function, Module, VarDecl
@@ -159,11 +162,13 @@ class _Session:
     """One interpreter over a launch: runs sets of CTAs, adding their counts scaled, with flags."""
 
     def __init__(self, module: Module, kernel: Function, launch: Launch, max_work: float, fast_forward: bool,
-                 max_seconds: float, watch: dict[str, frozenset[int]] | None = None) -> None:
+                 max_seconds: float, watch: dict[str, frozenset[int]] | None = None,
+                 measured: dict[str, dict[int, float]] | None = None) -> None:
         tags = symbol_tags(module, kernel)
         self.params, notes = kernel_params(kernel, launch, tags)
         self.interp = Interpreter(module, tags, max_work=max_work, watch=watch or {},
-                                  deadline=time.process_time() + max_seconds)
+                                  deadline=time.process_time() + max_seconds,
+                                  shares_of=measured_shares(measured) if measured else None)
         if fast_forward:
             from ptxstatic.counts.static.loops import fast_forward as hook
 
@@ -236,17 +241,39 @@ def _by_classes(session: _Session, aff: Affinity, launch: Launch) -> str:
     return method
 
 
+def measured_counts(module: Module, kernel: Function, profile: BlockCounts) -> dict[str, dict[int, float]]:
+    """The block counts of ``profile`` per function, checked to be of this kernel and this build of it."""
+    if profile.kernel != kernel.name:
+        raise PtxstaticError(f"the measured counts are of kernel {profile.kernel}, not {kernel.name}")
+    out = {}
+    for name, blocks in profile.counts.items():
+        try:
+            fn = module.function(name)
+        except KeyError:
+            raise PtxstaticError(f"the measured counts have function {name}, which {module.filename} "
+                                 "does not define: counts of another build?") from None
+        n = len(build_cfg(fn).blocks)
+        if any(not 0 <= b < n for b in blocks):
+            raise PtxstaticError(f"the measured counts of {name} name blocks up to {max(blocks)}, but it has "
+                                 f"{n} blocks here: counts of another build?")
+        out[name] = dict(blocks)
+    return out
+
+
 def estimate_counts(module: Module, kernel_name: str, launch: Launch, *, max_work: float = STATIC_MAX_WORK,
-                    fast_forward: bool = True, max_seconds: float = STATIC_MAX_SECONDS) -> StaticEstimate:
+                    fast_forward: bool = True, max_seconds: float = STATIC_MAX_SECONDS,
+                    profile: BlockCounts | None = None) -> StaticEstimate:
     """Block execution counts (summed over threads) of ``kernel_name`` and the functions it calls.
 
     ``max_seconds`` bounds the interpretation; past it the threads not yet counted get branch-probability
-    frequencies and every block they reach is flagged."""
+    frequencies and every block they reach is flagged. ``profile``: block counts measured in a run of the
+    kernel (any launch), whose branch shares split the data-dependent branches (still flagged)."""
     kernel = find_kernel(module, kernel_name)
     launch = bind_launch(module, kernel, launch.validate())
     n_cta, tpb = launch.blocks, launch.threads_per_block
     aff = cta_affinity(module, kernel)
-    session = _Session(module, kernel, launch, max_work, fast_forward, max_seconds, aff.watch)
+    measured = measured_counts(module, kernel, profile) if profile is not None else None
+    session = _Session(module, kernel, launch, max_work, fast_forward, max_seconds, aff.watch, measured)
     started = time.process_time()
     try:
         if aff.uniform:
@@ -266,5 +293,9 @@ def estimate_counts(module: Module, kernel_name: str, launch: Launch, *, max_wor
         for b, c in blocks.items():
             if exact[fn][b]:
                 blocks[b] = float(round(c))
+    if profile is not None:
+        split = sum(len(interp.plan(fn).shares) for fn in interp.counts)
+        interp.notes.append(f"{split} branch(es) with their shares in the {profile.source} counts of a launch "
+                            f"of {profile.launch.threads} threads; data-dependent ones split by them")
     counts = BlockCounts(kernel.name, launch, "static", interp.counts, exact, [method, *interp.notes])
     return StaticEstimate(counts, {f: r for f, r in interp.reasons.items() if r}, method, interp.notes)

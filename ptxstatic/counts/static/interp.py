@@ -3,7 +3,8 @@
 Threads that are at the same block travel together as one :class:`Group` of rows (numpy arrays, one entry
 per row). A branch whose predicate is known splits a group exactly. A branch whose predicate is data
 (:mod:`ptxstatic.counts.static.values`) splits it by weight instead: both sides go on with a share of each
-row's weight (50/50 for an ``if``; for a loop exit, ``1/DATA_LOOP_TRIPS`` per evaluation), and every
+row's weight (50/50 for an ``if``; for a loop exit, ``1/DATA_LOOP_TRIPS`` per evaluation; or as the branch went
+in a measured run, :mod:`ptxstatic.counts.static.branch_shares`), and every
 block run until the branch's immediate post-dominator is marked estimated. Registers written in that
 stretch become data when it ends, so fragments of one thread meet again with equal state and fold back
 into one row whose weight sums to 1.
@@ -191,6 +192,11 @@ class Terminator:
     negated: bool = False
     line: int = 0
 
+    def outcomes(self) -> tuple[int | None, ...]:
+        """The successor each way out of a two-way branch leads to, in the order of :attr:`targets`, with
+        ``None`` for returning (a guarded ``ret`` returns or goes on)."""
+        return (None, self.targets[0] if self.targets else None) if self.kind == "ret" else self.targets
+
 
 @dataclass
 class CallSite:
@@ -213,6 +219,8 @@ class FunctionPlan:
     ops: list[list[Op]]
     terminators: list[Terminator]
     loop_facts: dict[int, object] = field(default_factory=dict)  # header -> loops.LoopFacts | None
+    #: two-way branch block -> share of each way (``Terminator.outcomes``) in a measured run
+    shares: dict[int, tuple[float, ...]] = field(default_factory=dict)
 
     @cached_property
     def def_use(self) -> DefUse:
@@ -350,6 +358,8 @@ class Interpreter:
     on_header: Callable[[Interpreter, FunctionPlan, Group, int], None] | None = None
     watch: dict[str, frozenset[int]] = field(default_factory=dict)  # function -> comparisons checked by CTA
     deadline: float | None = None  # time.process_time() (CPU seconds) at which interpretation stops
+    #: the measured branch shares of a function's plan (``branch_shares.measured_shares``), where there are some
+    shares_of: Callable[[FunctionPlan], dict[int, tuple[float, ...]]] | None = None
     _plans: dict[str, FunctionPlan] = field(default_factory=dict)
 
     def plan(self, name: str) -> FunctionPlan:
@@ -358,6 +368,8 @@ class Interpreter:
             p = self._plans[name] = make_plan(self.module.function(name), self.symbols,
                                               self.watch.get(name, frozenset()))
             self.counts.setdefault(name, dict.fromkeys(range(len(p.cfg.blocks)), 0.0))
+            if self.shares_of is not None:
+                p.shares = self.shares_of(p)
         return p
 
     def estimated(self, fn: str, block: int, reason: str) -> None:
@@ -414,7 +426,8 @@ class Interpreter:
         if g.regions:
             root = min(r for r in g.regions) if OUTER not in g.regions else OUTER
             self.estimated(name, block, "caller branch depends on data" if root == OUTER else
-                           f"depends on a data-dependent branch at line {plan.branch_line(root)}")
+                           f"depends on a data-dependent branch at line {plan.branch_line(root)}"
+                           + (", split as in the measured run" if root in plan.shares else ""))
         if self.on_header is not None and block in plan.innermost_loop:
             self.on_header(self, plan, g, block)
         ops = plan.ops[block]
@@ -442,10 +455,9 @@ class Interpreter:
             return [(g, term.targets[0])]
         if term.kind == "brx":
             return self._indirect_branch(plan, g, block, term)
-        targets: tuple[int | None, int | None] = (
-            (None, term.targets[0] if term.targets else None) if term.kind == "ret" else term.targets)  # type: ignore[assignment]
         if not term.guard:
             return [(g, None)]
+        targets: tuple[int | None, int | None] = term.outcomes()  # type: ignore[assignment]
         p = g.rows.regs.get(term.guard)
         tainted = term.guard in g.rows.tainted
         if p is None:
@@ -469,13 +481,16 @@ class Interpreter:
 
     def _data_split(self, plan: FunctionPlan, g: Group, block: int, targets: tuple[int | None, int | None]
                     ) -> list[tuple[Group, int | None]]:
-        """Heuristic split of a branch on data: loop exits get 1/DATA_LOOP_TRIPS, other branches 1/2."""
+        """Split of a branch on data: as in the measured run where there is one, else loop exits get
+        1/DATA_LOOP_TRIPS and other branches 1/2."""
         loop = plan.innermost_loop.get(block)
-        share = [0.5, 0.5]
+        measured = plan.shares.get(block)
+        share = list(measured or (0.5, 0.5))
         if loop is not None:
             outside = [t is None or t not in loop for t in targets]
             if outside[0] != outside[1]:
-                share = [1 / DATA_LOOP_TRIPS if o else 1 - 1 / DATA_LOOP_TRIPS for o in outside]
+                if measured is None:
+                    share = [1 / DATA_LOOP_TRIPS if o else 1 - 1 / DATA_LOOP_TRIPS for o in outside]
                 if float(np.max(g.weight)) * max(share) < MIN_WEIGHT:
                     share = [1.0 if o else 0.0 for o in outside]
         return [(reweighted(g, s, block), t) for s, t in zip(share, targets, strict=True) if s > 0]

@@ -1,8 +1,9 @@
 """The fallback when interpretation is out of budget: expected block visits of a Markov chain on the CFG.
 
-Every conditional branch goes either way with probability 1/2, except a loop exit, taken with probability
-``1/DATA_LOOP_TRIPS``; the expected visit counts solve ``(I - P^T) f = e_entry``. Calls add each call site's
-frequency to the callee's entry. Every count from here is an estimate.
+Every conditional branch goes as it went in a measured run where there is one (``FunctionPlan.shares``), else
+either way with probability 1/2, except a loop exit, taken with probability ``1/DATA_LOOP_TRIPS``; the
+expected visit counts solve ``(I - P^T) f = e_entry``. Calls add each call site's frequency to the callee's
+entry. Every count from here is an estimate.
 """
 
 from __future__ import annotations
@@ -19,6 +20,11 @@ def _transitions(plan: FunctionPlan) -> np.ndarray:
     for b, term in enumerate(plan.terminators):
         succ = [t for t in term.targets if t is not None and t < n]
         if term.kind == "ret" and not term.guard:
+            continue
+        if b in plan.shares:
+            for t, w in zip(term.outcomes(), plan.shares[b], strict=True):
+                if t is not None and t < n:
+                    p[b, t] += w
             continue
         if term.kind in ("fall", "jump") or len(succ) <= 1:
             share = [1.0 if term.kind != "ret" else 0.5] * len(succ)
