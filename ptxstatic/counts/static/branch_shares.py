@@ -34,9 +34,7 @@ def branch_shares(plan: FunctionPlan, counts: Mapping[int, float]) -> dict[int, 
         if v != plan.cfg.entry:
             rhs[("in", v)] = count[v]
     for b, term in enumerate(plan.terminators):
-        outs = (term.targets if term.kind == "brx" else
-                term.outcomes() if term.guard and term.kind in ("cond", "ret") else term.targets[:1])
-        ways = tuple(dict.fromkeys(succ(t) for t in outs))
+        ways = tuple(dict.fromkeys(succ(t) for t in term.outcomes()))
         if len(ways) == 1:  # every entry leaves one way: a known flow
             if ways[0] is not None and ways[0] != plan.cfg.entry:
                 rhs[("in", ways[0])] -= count[b]

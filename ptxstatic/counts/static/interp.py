@@ -193,8 +193,8 @@ class Terminator:
     line: int = 0
 
     def outcomes(self) -> tuple[int | None, ...]:
-        """The successor each way out of a two-way branch leads to, in the order of :attr:`targets`, with
-        ``None`` for returning (a guarded ``ret`` returns or goes on)."""
+        """The successor each way out of the block leads to, in the order of :attr:`targets`, with ``None`` for
+        returning (a guarded ``ret`` returns or goes on; an unguarded one only returns)."""
         return (None, self.targets[0] if self.targets else None) if self.kind == "ret" else self.targets
 
 
