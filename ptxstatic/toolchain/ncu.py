@@ -14,7 +14,8 @@ from ptxstatic.errors import PtxstaticError
 from ptxstatic.toolchain.process import find, run_tool
 
 #: where Nsight Compute installs itself when it is not on the PATH
-_INSTALL_GLOBS = ("/opt/nvidia/nsight-compute/*/ncu", "/usr/local/cuda*/bin/ncu", "/usr/local/cuda*/nsight-compute*/ncu")
+_INSTALL_GLOBS = ("/opt/nvidia/nsight-compute/*/ncu", "/usr/local/cuda*/bin/ncu",
+                  "/usr/local/cuda*/nsight-compute*/ncu")
 _METRIC_NAME = re.compile(r"^([a-z0-9]+__[a-z0-9_]+)\b")
 
 
@@ -55,7 +56,8 @@ def profile_command(ncu: str, metrics: list[str], log_file: str, program: list[s
     writes one CSV row per launch (the ``raw`` page, values in base units: bytes, nanoseconds) to
     ``log_file``."""
     return [ncu, "--clock-control", "none", "--cache-control", "all", "--target-processes", "all",
-            "--metrics", ",".join(metrics), "--print-units", "base", "--csv", "--page", "raw", "--log-file", log_file, *program]
+            "--metrics", ",".join(metrics), "--print-units", "base", "--csv", "--page", "raw", "--log-file", log_file,
+            *program]
 
 
 def parse_raw_csv(text: str) -> list[dict[str, str]]:
