@@ -27,7 +27,7 @@ from ptxstatic.counts.static.estimate import estimate_counts
 from ptxstatic.dataset.samples import Sample, SampleStore, utc_now
 from ptxstatic.dataset.store import ClockConfig, DatasetStore, Measurement
 from ptxstatic.errors import PtxstaticError
-from ptxstatic.features.occupancy import gpu_spec
+from ptxstatic.hardware.occupancy import gpu_spec
 from ptxstatic.toolchain.ptxas import ptxas_stats
 
 HERE = Path(__file__).resolve().parent

@@ -26,8 +26,8 @@ from ptxstatic.block_counts import BlockCounts
 from ptxstatic.decisions.clocks import ScalingTable, min_energy, pareto_set
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.features.intensity import DEFAULT_TRIPS, loop_weighted_runs
-from ptxstatic.features.throughput import GPU_FIGURES, GpuFigures, known_figures
 from ptxstatic.features.work import launch_work
+from ptxstatic.hardware.figures import GPU_FIGURES, GpuFigures, known_figures
 from ptxstatic.launch import Launch
 from ptxstatic.limits import STATIC_MAX_SECONDS
 from ptxstatic.models.calibration import DvfsPrediction

@@ -33,9 +33,9 @@ def features(source: str, kernel: str, counts_file: str | None, launch: Launch, 
     from ptxstatic.cli.inputs import load
     from ptxstatic.counts.static.estimate import estimate_counts
     from ptxstatic.errors import PtxstaticError
-    from ptxstatic.features.occupancy import gpu_spec
     from ptxstatic.features.portable import features_from_counts
     from ptxstatic.features.resources import kernel_resources
+    from ptxstatic.hardware.occupancy import gpu_spec
     from ptxstatic.report.features_text import features_text
     from ptxstatic.report.json_doc import json_document, kernel_entry
     from ptxstatic.toolchain.demangle import find_kernel

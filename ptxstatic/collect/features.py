@@ -29,10 +29,10 @@ from ptxstatic.counts.instrumentation.ptx_pass import Instrumented
 from ptxstatic.counts.measured import block_counts
 from ptxstatic.dataset.samples import KernelRecord
 from ptxstatic.errors import PtxstaticError
-from ptxstatic.features.occupancy import GpuSpec
 from ptxstatic.features.portable import features_from_counts
 from ptxstatic.features.sequence import features_from_sequence, group_histogram
 from ptxstatic.gpu.device import Gpu
+from ptxstatic.hardware.occupancy import GpuSpec
 from ptxstatic.launch import Launch
 from ptxstatic.ptx.ast import Module
 from ptxstatic.toolchain.ptxas import PtxasFunction

@@ -24,9 +24,9 @@ from ptxstatic.counts.instrumentation.ptx_pass import Instrumented, instrument
 from ptxstatic.dataset.samples import KernelRecord, Sample, SampleStore, utc_now
 from ptxstatic.dataset.store import ClockConfig, DatasetStore, Measurement
 from ptxstatic.errors import PtxstaticError
-from ptxstatic.features.occupancy import ARCHS, GpuSpec
 from ptxstatic.gpu.device import Device, DeviceFault, KernelAttributes, throttle_names
 from ptxstatic.gpu.open import open_device
+from ptxstatic.hardware.occupancy import ARCHS, GpuSpec
 from ptxstatic.limits import DEVICE_CALL_TIMEOUT_S
 from ptxstatic.toolchain.nvcc import nvcc_version
 from ptxstatic.toolchain.ptxas import PtxasFunction, ptxas_stats

@@ -24,7 +24,8 @@ from ptxstatic.analysis.cfg import BlockGraph, build_cfg
 from ptxstatic.analysis.sequence import Run, SeqItem, as_runs, kernel_sequence
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.features.sequence import access_bytes
-from ptxstatic.features.throughput import GpuFigures, gpu_figures, issue_rate
+from ptxstatic.hardware.figures import GpuFigures, gpu_figures
+from ptxstatic.hardware.issue_rates import issue_rate
 from ptxstatic.ptx import isa
 from ptxstatic.ptx.ast import Function
 

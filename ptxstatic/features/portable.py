@@ -21,7 +21,7 @@ from ptxstatic.analysis.defuse import def_use
 from ptxstatic.block_counts import BlockCounts
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.features.divergence import STRIDE_CLASSES, branch_divergence, global_accesses, stride_bytes
-from ptxstatic.features.occupancy import GpuSpec, occupancy
+from ptxstatic.hardware.occupancy import GpuSpec, occupancy
 from ptxstatic.ptx.ast import Imm, Instruction, Module, Vec
 from ptxstatic.ptx.isa import (
     CONTROL,
@@ -99,7 +99,7 @@ FEATURES: tuple[Feature, ...] = (
     Feature("resources", "", "Where the four above come from: `ptxas -v -arch=sm_XX`, or `estimated from the "
             "PTX (why)` (ptxstatic.features.resources)."),
     Feature("blocks_per_sm", "CTAs", "Resident CTAs per SM on the chosen GPU (occupancy rules, "
-            "ptxstatic.features.occupancy)."),
+            "ptxstatic.hardware.occupancy)."),
     Feature("occupancy", "fraction", "Resident warps / maximum warps per SM."),
     Feature("waves", "waves", "CTAs / (blocks_per_sm * SMs of the GPU)."),
 )

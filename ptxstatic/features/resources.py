@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from ptxstatic.analysis.cfg import build_cfg
 from ptxstatic.analysis.liveness import register_pressure
-from ptxstatic.features.occupancy import ARCHS
+from ptxstatic.hardware.occupancy import ARCHS
 from ptxstatic.ptx.ast import Addr, Function, Module, Sym, VarDecl
 from ptxstatic.ptx.printer import module as print_module
 from ptxstatic.toolchain.ptxas import PtxasFunction, ptxas_stats, target_arch, unassemblable

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 from ptxstatic.block_counts import BlockCounts
 from ptxstatic.features.portable import executed_instructions, memory_traffic
-from ptxstatic.features.throughput import GpuFigures, issue_rate
+from ptxstatic.hardware.figures import GpuFigures
+from ptxstatic.hardware.issue_rates import issue_rate
 from ptxstatic.ptx.ast import Module
 
 #: state spaces whose traffic leaves the SM (generic addresses counted as global)

@@ -2,7 +2,7 @@
 
 From the launch's work (:mod:`ptxstatic.features.work`: issue cycles at the published issue rates and
 off-chip bytes, both summed over every thread) and the GPU's published figures
-(:mod:`ptxstatic.features.throughput`), at given memory and core clocks:
+(:mod:`ptxstatic.hardware.issue_rates`), at given memory and core clocks:
 
 * issue time ``T_c``: the busiest SM's share of the issue cycles over the core clock; CTAs are spread
   evenly, so the busiest SM runs ``ceil(CTAs / SMs)`` of them (a launch of fewer CTAs than SMs leaves SMs
@@ -26,8 +26,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ptxstatic.features.throughput import GpuFigures
 from ptxstatic.features.work import LaunchWork
+from ptxstatic.hardware.figures import GpuFigures
 
 #: assumed share of the peak DRAM bandwidth a streaming kernel sustains: (lowest, point)
 BANDWIDTH_SHARE = (0.7, 0.8)

@@ -34,7 +34,7 @@ def _models(gpu: str) -> Models | None:
 
 def energy_gpu(ctx: RuleContext) -> str:
     """The GPU whose model the energy rules use (its model name)."""
-    from ptxstatic.features.throughput import ALIASES
+    from ptxstatic.hardware.figures import ALIASES
 
     name = (ctx.config.gpu or DEFAULT_GPU).lower()
     return ALIASES.get(name, name)

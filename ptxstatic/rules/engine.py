@@ -40,7 +40,7 @@ def check_config(config: Config, rules: Sequence[Rule] | None = None) -> None:
         for name, value in options.items():
             _check_option(config, rule, name, value)
     if config.gpu is not None:
-        from ptxstatic.features.occupancy import gpu_spec
+        from ptxstatic.hardware.occupancy import gpu_spec
 
         try:
             gpu_spec(config.gpu)

@@ -1,7 +1,7 @@
 """What the resource, precision and energy rules assume about the target: the GPU architecture, the block
 size, and each kernel's registers, shared memory and spills on it, computed once per module.
 
-The architecture is that of the configured ``gpu`` (``ptxstatic.features.occupancy.GPUS``), else the PTX's
+The architecture is that of the configured ``gpu`` (``ptxstatic.hardware.occupancy.GPUS``), else the PTX's
 ``.target``. The block size is the kernel's ``.reqntid``/``.maxntid`` (``__launch_bounds__``), else the
 configured ``launch``, else :data:`DEFAULT_BLOCK` threads. Resources come from ``ptxas -v`` for that
 architecture, estimated from the PTX where ptxas cannot assemble for it
@@ -15,7 +15,7 @@ import re
 from typing import TYPE_CHECKING
 
 from ptxstatic.errors import PtxstaticError
-from ptxstatic.features.occupancy import ARCHS, gpu_spec
+from ptxstatic.hardware.occupancy import ARCHS, gpu_spec
 from ptxstatic.ptx.ast import Function, Module
 from ptxstatic.rules.context import ModuleContext
 

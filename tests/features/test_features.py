@@ -16,8 +16,8 @@ from ptxstatic.analysis.liveness import register_pressure
 from ptxstatic.counts.static.estimate import estimate_counts
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.features.divergence import global_accesses
-from ptxstatic.features.occupancy import gpu_spec, occupancy
 from ptxstatic.features.portable import features_from_counts, features_markdown, is_arithmetic, memory_traffic
+from ptxstatic.hardware.occupancy import gpu_spec, occupancy
 from ptxstatic.launch import Launch
 from ptxstatic.ptx.parser import parse_file
 from ptxstatic.toolchain.ptxas import parse_verbose, ptxas_stats

@@ -12,7 +12,8 @@ from ptxstatic.analysis.sequence import instruction_sequence, kernel_sequence
 from ptxstatic.counts.static import estimate_counts
 from ptxstatic.features.intensity import DEFAULT_TRIPS, NAMES, intensity_features, loop_weighted_runs
 from ptxstatic.features.portable import features_from_counts
-from ptxstatic.features.throughput import gpu_figures, issue_rate
+from ptxstatic.hardware.figures import gpu_figures
+from ptxstatic.hardware.issue_rates import issue_rate
 from ptxstatic.launch import Launch
 from ptxstatic.ptx.parser import parse_file
 

@@ -9,8 +9,8 @@ import pytest
 from helpers import ROOT
 
 from ptxstatic.counts.static import estimate_counts
-from ptxstatic.features.throughput import GPU_FIGURES, gpu_figures
 from ptxstatic.features.work import launch_work
+from ptxstatic.hardware.figures import GPU_FIGURES, gpu_figures
 from ptxstatic.launch import Launch
 from ptxstatic.models.roofline import roofline_time
 from ptxstatic.ptx import parse_file

@@ -2,7 +2,7 @@
 and near misses (tests/data/rules/cuda/ps3_resources.cu, PTX for sm_90 by tests/data/rules/regenerate.py).
 
 The expected figures are derived by hand from ``ptxas -v -arch=sm_90`` (its lines are quoted) and the
-occupancy rules of ptxstatic.features.occupancy; PS302 and PS303 need ptxas, PS303 on titanx (sm_52) does
+occupancy rules of ptxstatic.hardware.occupancy; PS302 and PS303 need ptxas, PS303 on titanx (sm_52) does
 not: CUDA 13's ptxas cannot assemble for Maxwell, so the registers are estimated from the PTX.
 """
 
@@ -13,8 +13,8 @@ from helpers import ROOT, needs_ptxas
 from rule_helpers import VARIANTS, found, kernels, lint, marked, ptx
 
 from ptxstatic.config import Config
-from ptxstatic.features.occupancy import residency
 from ptxstatic.features.resources import estimate_resources, kernel_resources
+from ptxstatic.hardware.occupancy import residency
 from ptxstatic.ptx import parse_file
 from ptxstatic.rules.catalog import get_rule
 from ptxstatic.rules.engine import lint_module

@@ -19,7 +19,7 @@ from ptxstatic.rules.target import is_debug
       opt_in=True)
 def memory_or_compute_bound(ctx: RuleContext) -> Iterator[Finding]:
     from ptxstatic.features.intensity import DEFAULT_TRIPS, intensity_features, loop_weighted_runs
-    from ptxstatic.features.throughput import known_figures
+    from ptxstatic.hardware.figures import known_figures
 
     fn = ctx.function
     figures = known_figures(energy_gpu(ctx))

@@ -6,8 +6,8 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from ptxstatic.errors import PtxstaticError
-from ptxstatic.features.occupancy import ARCHS, Residency, residency
 from ptxstatic.findings import Finding, Severity
+from ptxstatic.hardware.occupancy import ARCHS, Residency, residency
 from ptxstatic.rules.context import RuleContext
 from ptxstatic.rules.registry import Option, rule
 from ptxstatic.rules.target import block_size, is_debug, resources, target_arch, target_name

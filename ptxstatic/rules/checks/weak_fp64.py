@@ -15,12 +15,12 @@ from ptxstatic.rules.registry import Option, rule
 from ptxstatic.rules.target import is_debug, target_arch, target_name
 
 if TYPE_CHECKING:
-    from ptxstatic.features.throughput import IssueRates
+    from ptxstatic.hardware.issue_rates import IssueRates
 
 
 def _cycles(ins: Instruction, rates: IssueRates) -> float:
     """SM issue cycles per thread of one instruction: fp64 division and square root at the fp64 rate."""
-    from ptxstatic.features.throughput import issue_rate
+    from ptxstatic.hardware.issue_rates import issue_rate
 
     info = ins.info
     if info.group == isa.SPECIAL and info.dtype == "f64":
@@ -33,7 +33,7 @@ def _cycles(ins: Instruction, rates: IssueRates) -> float:
       options={"max-fp64-ratio": Option(0.125, "a GPU whose fp64:fp32 throughput is at most this has weak fp64"),
                "min-share": Option(0.5, "report from this share of the kernel's loop-weighted issue cycles")})
 def fp64_on_weak_gpu(ctx: RuleContext) -> Iterator[Finding]:
-    from ptxstatic.features.throughput import ISSUE_RATES
+    from ptxstatic.hardware.issue_rates import ISSUE_RATES
 
     arch = target_arch(ctx.mc)
     rates = ISSUE_RATES.get(arch or "")

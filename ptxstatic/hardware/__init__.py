@@ -1,0 +1,1 @@
+"""Published figures of GPUs: boards, architectures' limits, instruction issue rates."""
