@@ -37,9 +37,15 @@ def _args() -> argparse.Namespace:
 
 def main() -> None:
     from ptxstatic.dataset.dataset import default_gpu, load_dataset, open_data
-    from ptxstatic.models.dvfs_comparison import compare, lstm_candidate, physical_candidates, quantity_fit, saved_rows
-    from ptxstatic.models.evaluation import shipped_results
-    from ptxstatic.models.registry import load_model
+    from ptxstatic.models.evaluation.scoring import shipped_results
+    from ptxstatic.models.inference.loading import load_model
+    from ptxstatic.models.training.cross_validation import (
+        compare,
+        lstm_candidate,
+        physical_candidates,
+        quantity_fit,
+        saved_rows,
+    )
     from ptxstatic.report.dvfs_evaluation import comparison_markdown, quantity_fit_markdown
 
     args = _args()

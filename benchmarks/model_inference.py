@@ -43,7 +43,7 @@ def main() -> None:
     args = ap.parse_args()
 
     from ptxstatic.analysis.sequence import kernel_sequence
-    from ptxstatic.models.registry import load_model
+    from ptxstatic.models.inference.loading import load_model
     from ptxstatic.ptx import parse_file
 
     ptx_files = sorted((ROOT / "tests" / "data" / "predict").glob("*.ptx"))

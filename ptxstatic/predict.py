@@ -30,10 +30,10 @@ from ptxstatic.features.work import launch_work
 from ptxstatic.hardware.figures import GPU_FIGURES, GpuFigures, known_figures
 from ptxstatic.launch import Launch
 from ptxstatic.limits import STATIC_MAX_SECONDS
-from ptxstatic.models.calibration import DvfsPrediction
-from ptxstatic.models.physical import QUANTITIES
-from ptxstatic.models.registry import DEFAULT_DVFS, LoadedModel, not_shipped, prediction_model
-from ptxstatic.models.roofline import roofline_time
+from ptxstatic.models.inference.calibration import DvfsPrediction
+from ptxstatic.models.inference.loading import DEFAULT_DVFS, LoadedModel, not_shipped, prediction_model
+from ptxstatic.models.inference.physical_surfaces import QUANTITIES
+from ptxstatic.models.inference.roofline import roofline_time
 from ptxstatic.ptx.ast import Function, Module
 from ptxstatic.toolchain.demangle import find_kernel, find_kernels
 

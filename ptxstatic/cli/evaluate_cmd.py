@@ -81,15 +81,15 @@ def evaluate(models: tuple[str, ...], data: str, gpu: str | None, cv: int, cv_mo
     with Progress() as bar:
         store = open_data(data, bar.importing)
         if cv > 1:
-            from ptxstatic.models.dvfs_comparison import cross_validation_results
+            from ptxstatic.models.training.cross_validation import cross_validation_results
 
             dataset = load_dataset(store, default_gpu(store, gpu))
             names = [n.strip() for n in cv_models.split(",") if n.strip()]
             results = cross_validation_results(dataset, names, cv, grouping, seed, jobs, bar.step,
                                                _saved_cv(models, grouping))
         else:
-            from ptxstatic.models.evaluation import record_in_cards, shipped_results
-            from ptxstatic.models.registry import load_model
+            from ptxstatic.models.evaluation.scoring import record_in_cards, shipped_results
+            from ptxstatic.models.inference.loading import load_model
 
             loaded = [load_model(p) for p in _model_dirs(models)]
             if not loaded:

@@ -14,7 +14,7 @@ def _read_results(paths: tuple[str, ...]) -> list[dict]:
     from pathlib import Path
 
     from ptxstatic.errors import PtxstaticError
-    from ptxstatic.models.dvfs_comparison import evaluation_results
+    from ptxstatic.models.training.cross_validation import evaluation_results
 
     out = []
     for p in paths:
@@ -50,8 +50,8 @@ def train(model: str, data: str, gpu: str | None, out: str, cv: int, cv_from: tu
 
     from ptxstatic.dataset.dataset import default_gpu, load_dataset, open_data
     from ptxstatic.errors import PtxstaticError
-    from ptxstatic.models.dvfs_comparison import cross_validation_results
-    from ptxstatic.models.training import cv_metrics_from, train_dvfs, train_forest
+    from ptxstatic.models.training.cross_validation import cross_validation_results
+    from ptxstatic.models.training.train import cv_metrics_from, train_dvfs, train_forest
     from ptxstatic.report.progress import Progress
 
     if cv > 1 and cv_from:

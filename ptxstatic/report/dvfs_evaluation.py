@@ -9,7 +9,7 @@ rows taken from earlier results, ``energy_source`` where the model fixes it). A 
 
 from __future__ import annotations
 
-from ptxstatic.models.targets import HEADS
+from ptxstatic.models.inference.targets import HEADS
 
 DVFS_HEADER = ["model", "time MAPE %", "power MAPE %", "energy MAPE %", "time ≤10 %", "E over oracle %",
                "E saved vs F_max %", "E from", "interval coverage T/P/E %"]

@@ -163,8 +163,8 @@ def test_a_kernel_of_unseen_instructions_gets_the_mean_surface_within_its_interv
     """Instructions of real nvcc output whose ISA group the training data never contains (warp, tensor and
     atomic instructions): the shipped model knows nothing about them and says so."""
     from ptxstatic.analysis.sequence import instruction_sequence, kernel_sequence
-    from ptxstatic.models.ood import vocabulary_marks
-    from ptxstatic.models.registry import load_model
+    from ptxstatic.models.inference.loading import load_model
+    from ptxstatic.models.inference.ood import vocabulary_marks
     from ptxstatic.ptx import parse_file
 
     model = load_model(SHIPPED / "physical")

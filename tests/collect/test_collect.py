@@ -253,7 +253,7 @@ def test_collected_dataset_trains_evaluates_and_predicts(suite, tmp_path, monkey
     pytest.importorskip("sklearn")
     from ptxstatic.dataset.dataset import load_dataset
     from ptxstatic.dataset.store import DatasetStore
-    from ptxstatic.models.training import train_forest
+    from ptxstatic.models.training.train import train_forest
 
     monkeypatch.setenv(ENV, str(tmp_path / "board.json"))
     db = tmp_path / "d.sqlite"

@@ -14,7 +14,7 @@ from ptxstatic.dataset.dataset import benchmark_family, load_dataset
 from ptxstatic.dataset.gpuptxmodel import import_folder
 from ptxstatic.dataset.store import DatasetStore
 from ptxstatic.errors import PtxstaticError, SourceError
-from ptxstatic.models.encoding import writer_distances
+from ptxstatic.models.inference.encoding import writer_distances
 from ptxstatic.ptx.isa import op_info
 
 TITANX = TITANX_DATA

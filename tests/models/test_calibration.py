@@ -11,11 +11,11 @@ import pytest
 pytest.importorskip("sklearn")
 pytest.importorskip("scipy")
 
-from ptxstatic.models.artifacts import save_model
-from ptxstatic.models.baselines import GroupForest
-from ptxstatic.models.calibration_train import Calibrated
-from ptxstatic.models.dvfs_comparison import cross_validation_results
-from ptxstatic.models.registry import load_model
+from ptxstatic.models.inference.artifacts import save_model
+from ptxstatic.models.inference.loading import load_model
+from ptxstatic.models.training.baselines import GroupForest
+from ptxstatic.models.training.calibration import Calibrated
+from ptxstatic.models.training.cross_validation import cross_validation_results
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +56,7 @@ def test_cross_validation_tables_carry_coverage_and_saved_rows(subset, tmp_path)
 
 def test_saved_evaluations_are_read_in_the_command_shape_and_the_bare_one() -> None:
     from ptxstatic.errors import PtxstaticError
-    from ptxstatic.models.dvfs_comparison import evaluation_results
+    from ptxstatic.models.training.cross_validation import evaluation_results
 
     bare = {"title": "t", "samples": 3, "dvfs": {"physical": {}}, "absolute": {}, "notes": []}
     doc = {"schema": 1, "command": "evaluate", "tool": {}, "evaluation": bare, "kernels": [], "errors": []}

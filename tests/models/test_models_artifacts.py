@@ -11,8 +11,8 @@ import pytest
 
 from ptxstatic.dvfs import ClockTable
 from ptxstatic.errors import PtxstaticError
-from ptxstatic.models.artifacts import CARD, WEIGHTS, save_model
-from ptxstatic.models.registry import load_model
+from ptxstatic.models.inference.artifacts import CARD, WEIGHTS, save_model
+from ptxstatic.models.inference.loading import load_model
 
 CLOCKS = ClockTable((1000, 2000), (500, 500))
 
@@ -60,7 +60,7 @@ def _rewrite_card(d: Path, **changes: object) -> None:
 
 def test_pickled_arrays_are_never_loaded(tmp_path: Path) -> None:
     """Even with a card whose checksum matches, an object array is refused instead of unpickled."""
-    from ptxstatic.models.artifacts import sha256_file
+    from ptxstatic.models.inference.artifacts import sha256_file
 
     d = _model(tmp_path)
     weights = d / WEIGHTS
@@ -101,7 +101,7 @@ def test_hostile_or_broken_cards(tmp_path: Path) -> None:
 
 def _with_checksum(d: Path) -> None:
     """Make the card's sha256 match the array file again, as a tamperer who edits both would."""
-    from ptxstatic.models.artifacts import sha256_file
+    from ptxstatic.models.inference.artifacts import sha256_file
 
     card = json.loads((d / CARD).read_text())
     card["arrays"]["sha256"] = sha256_file(d / WEIGHTS)
@@ -124,11 +124,11 @@ def test_an_array_header_declaring_a_huge_shape_is_refused_before_allocating(tmp
 
 def test_a_large_stored_array_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """An array over the cap (lowered here to 1 KiB) is refused; the same model loads under the real cap."""
-    import ptxstatic.models.artifacts as artifacts
+    import ptxstatic.models.inference.artifacts as artifacts
 
     d = save_model(tmp_path / "m", "mean_surface", {"surface": np.ones((3, 200))}, {"clocks": CLOCKS.to_dict()},
                    {"name": "mean_surface", "gpu": "toy"})
-    from ptxstatic.models.artifacts import load_arrays, read_card
+    from ptxstatic.models.inference.artifacts import load_arrays, read_card
 
     assert load_arrays(*read_card(d))["surface"].shape == (3, 200)
     monkeypatch.setattr(artifacts, "MODEL_ARRAY_BYTES", 1024)

@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ptxstatic.analysis.sequence import SeqItem
-from ptxstatic.models.encoding import DEFAULT_FIELDS, Vocabulary, fold_blocks, to_steps, writer_distances
+from ptxstatic.models.inference.encoding import DEFAULT_FIELDS, Vocabulary, fold_blocks, to_steps, writer_distances
 
 
 def item(op: str, n_dst: int = 1, dist: int = 0) -> SeqItem:

@@ -8,9 +8,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from ptxstatic.models.lstm_numpy import count_inputs, pooling_weights  # noqa: E402
-from ptxstatic.models.lstm_train import LstmDvfs  # noqa: E402
-from ptxstatic.models.targets import HEADS  # noqa: E402
+from ptxstatic.models.inference.lstm import count_inputs, pooling_weights  # noqa: E402
+from ptxstatic.models.inference.targets import HEADS  # noqa: E402
+from ptxstatic.models.training.lstm import LstmDvfs  # noqa: E402
 
 SMALL = {"embed_size": 6, "hidden_size": 12, "heads": {h: {"hidden": [16, 8], "optimizer": "adam", "lr": 0.01}
                                                         for h in HEADS}}

@@ -5,7 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ptxstatic.models.metrics import absolute_metrics, coverage, dvfs_entry, energy_choice_metrics, scaling_metrics
+from ptxstatic.models.evaluation.metrics import (
+    absolute_metrics,
+    coverage,
+    dvfs_entry,
+    energy_choice_metrics,
+    scaling_metrics,
+)
 
 
 def test_scaling_metrics_leave_out_the_reference() -> None:
@@ -47,7 +53,7 @@ def test_absolute_metrics() -> None:
 
 def test_grouped_folds_keep_groups_apart_and_the_longest_in_training() -> None:
     pytest.importorskip("sklearn")
-    from ptxstatic.models.cv import duration_classes, grouped_folds
+    from ptxstatic.models.training.folds import duration_classes, grouped_folds
 
     groups = [f"f{i // 3}" for i in range(60)]
     durations = np.linspace(0, 1, 60) ** 2

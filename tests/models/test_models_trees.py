@@ -12,9 +12,9 @@ from ptxstatic.analysis.sequence import SeqItem
 from ptxstatic.dvfs import ClockTable
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.features.sequence import PORTABLE, features_from_sequence
-from ptxstatic.models.baselines import GroupForest, MeanSurface, WuClusters
-from ptxstatic.models.forest import AbsoluteForest
-from ptxstatic.models.tree_arrays import TreeEnsemble, export_trees
+from ptxstatic.models.inference.tree_arrays import TreeEnsemble, export_trees
+from ptxstatic.models.training.baselines import GroupForest, MeanSurface, WuClusters
+from ptxstatic.models.training.forest import AbsoluteForest
 
 RNG = np.random.default_rng(0)
 

@@ -16,9 +16,9 @@ pytest.importorskip("scipy")
 from helpers import FIXTURES, ROOT
 
 from ptxstatic.features.intensity import loop_weighted_runs
-from ptxstatic.models.calibration_train import Calibrated
-from ptxstatic.models.physical_train import PhysicalDvfs
-from ptxstatic.models.training import train_dvfs
+from ptxstatic.models.training.calibration import Calibrated
+from ptxstatic.models.training.physical import PhysicalDvfs
+from ptxstatic.models.training.train import train_dvfs
 from ptxstatic.ptx import parse_file
 
 SM80 = FIXTURES / "nvcc" / "sm_80" / "plain"
@@ -50,7 +50,7 @@ def test_train_save_load_predict_with_numpy_only(data, tmp_path) -> None:
     assert {"numpy", "scipy", "scikit-learn"} <= set(card["library_versions"])
     script = f"""
 import json, sys
-from ptxstatic.models.registry import load_model
+from ptxstatic.models.inference.loading import load_model
 from ptxstatic.ptx import parse_file
 from ptxstatic.features.intensity import loop_weighted_runs
 m = load_model({str(out)!r})

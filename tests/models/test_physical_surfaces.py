@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 
 from ptxstatic.dvfs import ClockTable
-from ptxstatic.models.metrics import coverage
-from ptxstatic.models.physical import PhysicalShape, clip_quantities, idle_curve, project
-from ptxstatic.models.uncertainty import Intervals, Shrinkage, blend
+from ptxstatic.models.evaluation.metrics import coverage
+from ptxstatic.models.inference.physical_surfaces import PhysicalShape, clip_quantities, idle_curve, project
+from ptxstatic.models.inference.uncertainty import Intervals, Shrinkage, blend
 
 pytest.importorskip("scipy")
-from ptxstatic.models.physical_fit import fit_quantities, fit_shape
+from ptxstatic.models.training.surface_fit import fit_quantities, fit_shape
 
 # The GTX Titan X clock table of the gpuPTXModel measurements (gpu_info/gtxtitanx): memory ascending, then core
 CORES = (595, 633, 671, 709, 747, 785, 823, 861, 899, 937, 975, 1013, 1050, 1088, 1126, 1164)

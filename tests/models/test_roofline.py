@@ -12,7 +12,7 @@ from ptxstatic.counts.static import estimate_counts
 from ptxstatic.features.work import launch_work
 from ptxstatic.hardware.figures import GPU_FIGURES, gpu_figures
 from ptxstatic.launch import Launch
-from ptxstatic.models.roofline import roofline_time
+from ptxstatic.models.inference.roofline import roofline_time
 from ptxstatic.ptx import parse_file
 
 PTX = ROOT / "tests" / "data" / "predict" / "roofline.ptx"

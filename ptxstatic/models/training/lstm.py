@@ -21,9 +21,9 @@ from torch.nn import functional as F
 
 from ptxstatic.analysis.sequence import Run
 from ptxstatic.dvfs import ClockTable
-from ptxstatic.models.encoding import DEFAULT_FIELDS, Vocabulary, to_steps
-from ptxstatic.models.lstm_numpy import LstmPredictor, count_inputs, pooling_weights
-from ptxstatic.models.targets import HEADS, TargetTransform
+from ptxstatic.models.inference.encoding import DEFAULT_FIELDS, Vocabulary, to_steps
+from ptxstatic.models.inference.lstm import LstmPredictor, count_inputs, pooling_weights
+from ptxstatic.models.inference.targets import HEADS, TargetTransform
 
 #: the paper's heads: hidden layer sizes, optimiser, learning rate (model_configs/*/config.txt)
 PAPER_HEADS: dict[str, dict] = {

@@ -1,9 +1,9 @@
 """What a DVFS model knows about its own reliability, applied at inference (numpy only).
 
 A calibrated model's artefact holds, next to its own arrays, the training set's mean surface, what the
-training data held (:class:`~ptxstatic.models.ood.OodReference`: instruction vocabulary and feature
+training data held (:class:`~ptxstatic.models.inference.ood.OodReference`: instruction vocabulary and feature
 ranges), the shrinkage rule toward the mean surface and the interval widths, all fitted on out-of-fold
-predictions of the training set (:mod:`ptxstatic.models.calibration_train`). :meth:`Calibration.apply`
+predictions of the training set (:mod:`ptxstatic.models.training.calibration`). :meth:`Calibration.apply`
 turns the model's raw surfaces into what ``predict`` reports: the surfaces shrunk toward the mean as far
 as the kernel lies outside the training data, their intervals, and the out-of-distribution report.
 """
@@ -18,8 +18,8 @@ import numpy as np
 from ptxstatic.dvfs import ENERGY_SOURCES
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.features.intensity import NAMES, intensity_columns
-from ptxstatic.models.ood import OodReference, OodReport
-from ptxstatic.models.uncertainty import Intervals, Shrinkage, blend
+from ptxstatic.models.inference.ood import OodReference, OodReport
+from ptxstatic.models.inference.uncertainty import Intervals, Shrinkage, blend
 
 #: the array names a calibration adds to a model's arrays
 ARRAYS = ("calibration.mean_surface", "calibration.h_model", "calibration.h_mean")

@@ -3,7 +3,7 @@
 ``config``: clocks, shape (``PhysicalShape.to_config``), gpu (whose published figures the features use),
 features (names), regressor (``QuantityRegressor`` config). ``arrays``: the regressor's ``quantities.*``.
 Intervals, the out-of-distribution report and shrinkage toward the mean surface are the model's
-calibration (:mod:`ptxstatic.models.calibration`), stored beside these arrays.
+calibration (:mod:`ptxstatic.models.inference.calibration`), stored beside these arrays.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import numpy as np
 from ptxstatic.dvfs import ClockTable
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.features.intensity import intensity_columns
-from ptxstatic.models.physical import PhysicalShape, clip_quantities
-from ptxstatic.models.quantity_regressors import QuantityRegressor
+from ptxstatic.models.inference.physical_surfaces import PhysicalShape, clip_quantities
+from ptxstatic.models.inference.quantity_regressors import QuantityRegressor
 
 
 class PhysicalPredictor:

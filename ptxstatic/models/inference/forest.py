@@ -9,7 +9,7 @@ import numpy as np
 from ptxstatic.analysis.sequence import Run, SeqItem, as_runs
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.features.sequence import features_from_sequence
-from ptxstatic.models.tree_arrays import TreeEnsemble
+from ptxstatic.models.inference.tree_arrays import TreeEnsemble
 
 
 class ForestPredictor:

@@ -11,7 +11,7 @@ import numpy as np
 from scipy.optimize import lsq_linear
 
 from ptxstatic.dvfs import ClockTable
-from ptxstatic.models.physical import PhysicalShape, idle_curve
+from ptxstatic.models.inference.physical_surfaces import PhysicalShape, idle_curve
 
 #: overlap exponents p compared when learning a GPU's shape
 OVERLAPS = (1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0)

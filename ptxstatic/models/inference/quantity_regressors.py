@@ -5,7 +5,7 @@ quantities in ``physical.QUANTITIES`` order, unclipped (the surfaces clip them i
 
 * ``constant``: the same quantities for every kernel;
 * ``linear``: standardised features times coefficients (ridge regression);
-* ``trees``: forests exported by :func:`ptxstatic.models.tree_arrays.export_trees`, one ensemble per
+* ``trees``: forests exported by :func:`ptxstatic.models.inference.tree_arrays.export_trees`, one ensemble per
   group of outputs, each with an additive offset (extra-trees: one ensemble, 4 outputs, offset 0;
   gradient boosting: one ensemble per quantity whose leaves carry learning rate × trees);
 * ``neighbors``: the distance-weighted mean quantities of the k nearest training kernels in standardised
@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from ptxstatic.errors import PtxstaticError
-from ptxstatic.models.tree_arrays import TreeEnsemble
+from ptxstatic.models.inference.tree_arrays import TreeEnsemble
 
 KINDS = ("constant", "linear", "trees", "neighbors", "roofline")
 ROOFLINE_FEATURE = "dram_to_issue"

@@ -3,7 +3,7 @@
 :class:`Calibrated` wraps a DVFS estimator (``fit(X, y, clocks)``, ``predict(X)``, ``export()``): it fits
 the estimator on every sample, and fits it again in inner folds that hold out whole groups (benchmark
 families), so that every training sample gets a prediction from a model that never saw its family. On
-those out-of-fold predictions it fits, as :mod:`ptxstatic.models.uncertainty` describes, the shrinkage
+those out-of-fold predictions it fits, as :mod:`ptxstatic.models.inference.uncertainty` describes, the shrinkage
 toward the training mean surface as a function of the out-of-distribution score (each fold's score taken
 against that fold's own training data), and the conformal interval widths. Nothing else is fitted on them.
 """
@@ -18,9 +18,9 @@ from sklearn.model_selection import GroupKFold
 
 from ptxstatic.dvfs import ClockTable
 from ptxstatic.features.intensity import MODEL_FEATURES, intensity_columns
-from ptxstatic.models.calibration import Calibration, DvfsPrediction
-from ptxstatic.models.ood import OodReference, profile
-from ptxstatic.models.uncertainty import Intervals, Shrinkage, blend
+from ptxstatic.models.inference.calibration import Calibration, DvfsPrediction
+from ptxstatic.models.inference.ood import OodReference, profile
+from ptxstatic.models.inference.uncertainty import Intervals, Shrinkage, blend
 
 
 class Calibrated(BaseEstimator):

@@ -12,9 +12,9 @@ import numpy as np
 from ptxstatic.dataset.dataset import DvfsDataset
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.files import write_atomic
-from ptxstatic.models.artifacts import CARD
-from ptxstatic.models.metrics import absolute_metrics, dvfs_entry
-from ptxstatic.models.registry import LoadedModel
+from ptxstatic.models.evaluation.metrics import absolute_metrics, dvfs_entry
+from ptxstatic.models.inference.artifacts import CARD
+from ptxstatic.models.inference.loading import LoadedModel
 
 #: the name of the row added from a calibrated model's training mean when no mean_surface model is scored
 TRAINING_MEAN = "mean_surface (training mean)"

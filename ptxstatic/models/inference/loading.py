@@ -12,12 +12,12 @@ from typing import Any
 import numpy as np
 
 from ptxstatic.errors import PtxstaticError
-from ptxstatic.models.artifacts import load_arrays, read_card
-from ptxstatic.models.baseline_predictors import GroupForestPredictor, MeanSurfacePredictor, WuPredictor
-from ptxstatic.models.calibration import Calibration, DvfsPrediction
-from ptxstatic.models.forest_predictor import ForestPredictor
-from ptxstatic.models.lstm_numpy import LstmPredictor
-from ptxstatic.models.physical_predictor import PhysicalPredictor
+from ptxstatic.models.inference.artifacts import load_arrays, read_card
+from ptxstatic.models.inference.baselines import GroupForestPredictor, MeanSurfacePredictor, WuPredictor
+from ptxstatic.models.inference.calibration import Calibration, DvfsPrediction
+from ptxstatic.models.inference.forest import ForestPredictor
+from ptxstatic.models.inference.lstm import LstmPredictor
+from ptxstatic.models.inference.physical import PhysicalPredictor
 
 PREDICTORS: dict[str, type] = {
     "lstm": LstmPredictor, "mean_surface": MeanSurfacePredictor, "group_forest": GroupForestPredictor,
@@ -110,7 +110,7 @@ def load_model(path: str | Path) -> LoadedModel:
 def models_root() -> Path:
     """Where shipped models live: ``$PTXSTATIC_MODELS``, else ``trained/`` of the source tree."""
     env = os.environ.get(MODELS_ENV)
-    return Path(env) if env else Path(__file__).resolve().parents[2] / "trained"
+    return Path(env) if env else Path(__file__).resolve().parents[3] / "trained"
 
 
 def is_shipped(gpu: str, name: str) -> bool:

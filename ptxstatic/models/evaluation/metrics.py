@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ptxstatic.models.targets import HEADS
+from ptxstatic.models.inference.targets import HEADS
 
 
 def percentage_errors(true: np.ndarray, pred: np.ndarray) -> np.ndarray:

@@ -13,15 +13,15 @@ import numpy as np
 
 from ptxstatic.dataset.dataset import DvfsDataset
 from ptxstatic.errors import PtxstaticError
-from ptxstatic.models.artifacts import save_model
-from ptxstatic.models.baselines import GroupForest, MeanSurface, WuClusters
-from ptxstatic.models.calibration_train import Calibrated
-from ptxstatic.models.cv import Folds, duration_classes, grouped_folds
-from ptxstatic.models.forest import AbsoluteForest
-from ptxstatic.models.lstm_train import LstmDvfs
-from ptxstatic.models.metrics import absolute_metrics
-from ptxstatic.models.physical_train import PhysicalDvfs
-from ptxstatic.models.registry import DEFAULT_DVFS, DEFAULT_WHY
+from ptxstatic.models.evaluation.metrics import absolute_metrics
+from ptxstatic.models.inference.artifacts import save_model
+from ptxstatic.models.inference.loading import DEFAULT_DVFS, DEFAULT_WHY
+from ptxstatic.models.training.baselines import GroupForest, MeanSurface, WuClusters
+from ptxstatic.models.training.calibration import Calibrated
+from ptxstatic.models.training.folds import Folds, duration_classes, grouped_folds
+from ptxstatic.models.training.forest import AbsoluteForest
+from ptxstatic.models.training.lstm import LstmDvfs
+from ptxstatic.models.training.physical import PhysicalDvfs
 
 #: the tuned LSTM (chosen by grouped cross-validation on the GTX Titan X set; see docs/models.md)
 TUNED_LSTM: dict = {

@@ -10,7 +10,7 @@
    (the quantities of the training set's geometric-mean surface).
 
 Its intervals, out-of-distribution report and shrinkage toward the mean surface come from wrapping it in
-:class:`ptxstatic.models.calibration_train.Calibrated`, as every shipped DVFS model is.
+:class:`ptxstatic.models.training.calibration.Calibrated`, as every shipped DVFS model is.
 """
 
 from __future__ import annotations
@@ -26,12 +26,12 @@ from sklearn.linear_model import Ridge
 
 from ptxstatic.dvfs import ClockTable
 from ptxstatic.features.intensity import MODEL_FEATURES, intensity_columns
-from ptxstatic.models.metrics import scaling_metrics
-from ptxstatic.models.physical import MEANINGS, PhysicalShape
-from ptxstatic.models.physical_fit import fit_quantities, fit_shape
-from ptxstatic.models.physical_predictor import PhysicalPredictor
-from ptxstatic.models.quantity_regressors import ROOFLINE_FEATURE, roofline_quantities
-from ptxstatic.models.tree_arrays import export_trees
+from ptxstatic.models.evaluation.metrics import scaling_metrics
+from ptxstatic.models.inference.physical import PhysicalPredictor
+from ptxstatic.models.inference.physical_surfaces import MEANINGS, PhysicalShape
+from ptxstatic.models.inference.quantity_regressors import ROOFLINE_FEATURE, roofline_quantities
+from ptxstatic.models.inference.tree_arrays import export_trees
+from ptxstatic.models.training.surface_fit import fit_quantities, fit_shape
 
 LEARNERS = ("trees", "gbm", "neighbors", "ridge", "roofline", "constant")
 

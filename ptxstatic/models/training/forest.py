@@ -1,5 +1,5 @@
 """Extra-trees models of absolute time and power on one GPU (GPU Mangrove style), trained with
-scikit-learn; inference is :class:`ptxstatic.models.forest_predictor.ForestPredictor` (numpy).
+scikit-learn; inference is :class:`ptxstatic.models.inference.forest.ForestPredictor` (numpy).
 
 Features are the portable features of the kernel's executed sequence (per thread, plus the launch when the
 data records one); the target is the value at the GPU's reference configuration (time with a log target).
@@ -16,8 +16,8 @@ from sklearn.ensemble import ExtraTreesRegressor
 from sklearn.model_selection import GridSearchCV, GroupKFold
 
 from ptxstatic.features.sequence import PORTABLE
-from ptxstatic.models.forest_predictor import ForestPredictor
-from ptxstatic.models.tree_arrays import export_trees
+from ptxstatic.models.inference.forest import ForestPredictor
+from ptxstatic.models.inference.tree_arrays import export_trees
 
 #: GPU Mangrove's grid
 PAPER_GRID: dict[str, list] = {

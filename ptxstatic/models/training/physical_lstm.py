@@ -14,9 +14,9 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from ptxstatic.dvfs import ClockTable
-from ptxstatic.models.lstm_train import LstmDvfs
-from ptxstatic.models.physical import project
-from ptxstatic.models.physical_fit import fit_quantities, fit_shape
+from ptxstatic.models.inference.physical_surfaces import project
+from ptxstatic.models.training.lstm import LstmDvfs
+from ptxstatic.models.training.surface_fit import fit_quantities, fit_shape
 
 
 class PhysicalLstm(BaseEstimator):
@@ -26,7 +26,7 @@ class PhysicalLstm(BaseEstimator):
         self.seed = seed
 
     def fit(self, X: Sequence[Sequence], y: np.ndarray, clocks: ClockTable) -> PhysicalLstm:
-        from ptxstatic.models.training import TUNED_LSTM
+        from ptxstatic.models.training.train import TUNED_LSTM
 
         self.shape_ = fit_shape(y, clocks)
         targets = self.shape_.surfaces(fit_quantities(y, self.shape_))

@@ -1,10 +1,10 @@
 """DVFS models side by side in cross-validation on the training set: folds that hold out whole benchmark
 families or single benchmarks, every model retrained per fold (with its calibration, on inner folds of
-the fold's training part), scored with :func:`ptxstatic.models.metrics.dvfs_report` and, where the model
+the fold's training part), scored with :func:`ptxstatic.models.evaluation.metrics.dvfs_report` and, where the model
 has intervals, their coverage. Saved results of models too expensive to retrain (the LSTM) are added as
 such. Training happens here (scikit-learn, scipy; torch for the LSTM), so only ``evaluate --cv`` and
 evaluation scripts import this module; scoring trained models on a dataset is
-:mod:`ptxstatic.models.evaluation` (numpy only).
+:mod:`ptxstatic.models.evaluation.scoring` (numpy only).
 """
 
 from __future__ import annotations
@@ -17,13 +17,13 @@ from pathlib import Path
 
 from ptxstatic.dataset.dataset import DvfsDataset
 from ptxstatic.errors import PtxstaticError
-from ptxstatic.models.baselines import MeanSurface
-from ptxstatic.models.calibration_train import Calibrated
-from ptxstatic.models.cv import out_of_fold
-from ptxstatic.models.metrics import dvfs_entry, scaling_metrics
-from ptxstatic.models.physical_fit import fit_quantities, fit_shape
-from ptxstatic.models.physical_train import PhysicalDvfs
-from ptxstatic.models.training import DVFS_MODELS, PRODUCT_ENERGY, cv_folds, make_dvfs, nested_cv_absolute
+from ptxstatic.models.evaluation.metrics import dvfs_entry, scaling_metrics
+from ptxstatic.models.training.baselines import MeanSurface
+from ptxstatic.models.training.calibration import Calibrated
+from ptxstatic.models.training.folds import out_of_fold
+from ptxstatic.models.training.physical import PhysicalDvfs
+from ptxstatic.models.training.surface_fit import fit_quantities, fit_shape
+from ptxstatic.models.training.train import DVFS_MODELS, PRODUCT_ENERGY, cv_folds, make_dvfs, nested_cv_absolute
 
 GROUPINGS = ("family", "benchmark")
 PRODUCT = "time*power"
@@ -67,7 +67,7 @@ def named_candidates(names: Sequence[str]) -> list[Candidate]:
 def lstm_candidate(epochs: int = 60, members: int = 1) -> Candidate:
     """The tuned LSTM as a quantity learner (torch). Training is the expensive part (seconds per epoch on
     one core), so it is compared with fewer epochs and one member than the shipped LSTM."""
-    from ptxstatic.models.physical_lstm import PhysicalLstm
+    from ptxstatic.models.training.physical_lstm import PhysicalLstm
 
     return Candidate("physical_lstm", lambda s: Calibrated(PhysicalLstm(epochs=epochs, members=members, seed=s)),
                      PRODUCT)

@@ -2,7 +2,7 @@
 
 Every DVFS model follows one interface: ``fit(X, y, clocks)`` with X a list of sequences and y the
 (samples, 3, configs) time/power/energy scaling factors; ``predict(X)`` -> the same shape; ``export()``
--> (arrays, config) for :mod:`ptxstatic.models.artifacts`.
+-> (arrays, config) for :mod:`ptxstatic.models.inference.artifacts`.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from sklearn.ensemble import ExtraTreesClassifier, ExtraTreesRegressor
 
 from ptxstatic.dvfs import ClockTable
 from ptxstatic.features.sequence import group_matrix
-from ptxstatic.models.baseline_predictors import GroupForestPredictor, Seq, WuPredictor
-from ptxstatic.models.tree_arrays import export_trees
+from ptxstatic.models.inference.baselines import GroupForestPredictor, Seq, WuPredictor
+from ptxstatic.models.inference.tree_arrays import export_trees
 
 
 class MeanSurface(BaseEstimator):

@@ -9,8 +9,8 @@ import numpy as np
 from ptxstatic.analysis.sequence import SeqItem
 from ptxstatic.dvfs import ClockTable
 from ptxstatic.errors import PtxstaticError
-from ptxstatic.models.encoding import Vocabulary, to_steps
-from ptxstatic.models.targets import HEADS, TargetTransform
+from ptxstatic.models.inference.encoding import Vocabulary, to_steps
+from ptxstatic.models.inference.targets import HEADS, TargetTransform
 
 POOLINGS = ("last", "last+mean")
 

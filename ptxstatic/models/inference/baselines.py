@@ -16,7 +16,7 @@ from ptxstatic.analysis.sequence import Run, SeqItem
 from ptxstatic.dvfs import ClockTable
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.features.sequence import GROUP_FEATURES, group_matrix
-from ptxstatic.models.tree_arrays import TreeEnsemble
+from ptxstatic.models.inference.tree_arrays import TreeEnsemble
 
 Seq = Sequence[SeqItem] | Sequence[Run]
 

@@ -1,0 +1,1 @@
+"""Scoring models: the evaluation figures and trained models scored on a dataset."""
