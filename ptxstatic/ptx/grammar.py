@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ptxstatic.package_data import data_path
 from ptxstatic.user_cache import cache_root
 
 if TYPE_CHECKING:
@@ -16,11 +16,8 @@ START_RULES = ["module", "top_stmt", "func_head", "stmt", "section_item"]
 
 
 def grammar_path() -> Path:
-    """The grammar file: inside the installed package, or in the source tree's ``grammars/``."""
-    packaged = resources.files("ptxstatic") / "_grammars" / "ptx.lark"
-    if packaged.is_file():
-        return Path(str(packaged))
-    return Path(__file__).resolve().parents[2] / "grammars" / "ptx.lark"
+    """The grammar file (``grammars/ptx.lark``, shipped in the package)."""
+    return data_path("grammars", "ptx.lark")
 
 
 @cache

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.files import write_atomic
+from ptxstatic.package_data import data_path
 from ptxstatic.report.block_graph import block_graph_svg, legend_colours
 from ptxstatic.report.dvfs_prediction import prediction_text
 from ptxstatic.report.file_report import BlockInfo, FileReport, KernelReport
@@ -45,7 +46,7 @@ def render_report(report: FileReport, *, use_dot: bool | None = None) -> str:
     """The page's HTML text."""
     import jinja2
 
-    env = jinja2.Environment(loader=jinja2.PackageLoader("ptxstatic.report", "templates"),
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(data_path("report/templates")),
                              autoescape=True, trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined)
     files = {path: i for i, path in enumerate(report.sources)}
     kernels = [_kernel(k, i, report, files, use_dot) for i, k in enumerate(report.kernels)]

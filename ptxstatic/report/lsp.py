@@ -6,8 +6,6 @@ from __future__ import annotations
 import os
 import re
 from functools import cache
-from importlib import resources
-from pathlib import Path
 
 from lsprotocol import types
 
@@ -15,6 +13,7 @@ from ptxstatic.features.intensity import DEFAULT_TRIPS
 from ptxstatic.findings import Finding, Location, Severity
 from ptxstatic.lint.document import DocumentResult, Problem
 from ptxstatic.lint.insight import HotBlock, KernelInsight
+from ptxstatic.package_data import data_path
 
 SOURCE = "ptxstatic"
 _SEVERITY = {Severity.ERROR: types.DiagnosticSeverity.Error, Severity.WARNING: types.DiagnosticSeverity.Warning,
@@ -81,7 +80,7 @@ def finding_diagnostic(finding: Finding, result: DocumentResult, lines: list[str
 def rule_page(code: str) -> types.CodeDescription | None:
     """The rule's documentation page shipped with the package (``ptxstatic rule CODE`` shows the same), as a
     link on the diagnostic's code."""
-    page = Path(str(resources.files("ptxstatic.rules") / "docs" / f"{code}.md"))
+    page = data_path("rules/docs", f"{code}.md")
     return types.CodeDescription(page.as_uri()) if page.is_file() else None
 
 

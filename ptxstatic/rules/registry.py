@@ -12,11 +12,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from ptxstatic.config import Config
 from ptxstatic.findings import Finding, Severity
+from ptxstatic.package_data import data_path
 
 if TYPE_CHECKING:
     from ptxstatic.rules.context import RuleContext
@@ -57,7 +57,7 @@ class Rule:
     @property
     def doc(self) -> str:
         """The rule's documentation page (Markdown)."""
-        return (resources.files("ptxstatic.rules") / "docs" / f"{self.code}.md").read_text(encoding="utf-8")
+        return data_path("rules/docs", f"{self.code}.md").read_text(encoding="utf-8")
 
     def configured(self, config: Config) -> tuple[Severity, dict[str, Any]]:
         """The rule's severity and option values under ``config``: as configured, else its own defaults."""

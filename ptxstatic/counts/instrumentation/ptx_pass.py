@@ -19,7 +19,6 @@ import re
 import string
 from dataclasses import dataclass, replace
 from functools import cache, cached_property
-from importlib import resources
 from pathlib import Path
 
 import networkx as nx
@@ -27,6 +26,7 @@ import networkx as nx
 from ptxstatic.analysis.cfg import BasicBlock, build_cfg, call_graph
 from ptxstatic.counts.instrumentation.counter_map import MODES, Counter, CounterMap
 from ptxstatic.errors import PtxstaticError
+from ptxstatic.package_data import data_path
 from ptxstatic.ptx import ast as A
 from ptxstatic.ptx.parser import parse_text
 from ptxstatic.ptx.printer import module as print_module
@@ -72,11 +72,8 @@ class Instrumented:
 
 # ------------------------------------------------------------------------------------------ templates
 def template_path(name: str) -> Path:
-    """A template file: inside the installed package, or in the source tree's ``instrumentation/``."""
-    packaged = resources.files("ptxstatic") / "_instrumentation" / name
-    if packaged.is_file():
-        return Path(str(packaged))
-    return Path(__file__).resolve().parents[3] / "instrumentation" / name
+    """A template file of ``instrumentation/`` (shipped in the package)."""
+    return data_path("instrumentation", name)
 
 
 @cache

@@ -3,7 +3,6 @@ only)."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +17,7 @@ from ptxstatic.models.inference.calibration import Calibration, DvfsPrediction
 from ptxstatic.models.inference.forest import ForestPredictor
 from ptxstatic.models.inference.lstm import LstmPredictor
 from ptxstatic.models.inference.physical import PhysicalPredictor
+from ptxstatic.package_data import data_path
 
 PREDICTORS: dict[str, type] = {
     "lstm": LstmPredictor, "mean_surface": MeanSurfacePredictor, "group_forest": GroupForestPredictor,
@@ -34,7 +34,6 @@ DEFAULT_WHY = (
     "models on the validation applications and in cross-validation, including where others do better, is in each "
     "card's evaluation and in docs/models.md")
 #: environment variable naming a directory of shipped models (one sub-directory per GPU)
-MODELS_ENV = "PTXSTATIC_MODELS"
 
 
 @dataclass
@@ -108,9 +107,8 @@ def load_model(path: str | Path) -> LoadedModel:
 
 
 def models_root() -> Path:
-    """Where shipped models live: ``$PTXSTATIC_MODELS``, else ``trained/`` of the source tree."""
-    env = os.environ.get(MODELS_ENV)
-    return Path(env) if env else Path(__file__).resolve().parents[3] / "trained"
+    """Where shipped models live: ``$PTXSTATIC_MODELS``, else the shipped ``trained/``."""
+    return data_path("trained")
 
 
 def is_shipped(gpu: str, name: str) -> bool:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
-from importlib import resources
 from typing import Any
+
+from ptxstatic.package_data import data_path
 
 
 def json_schema(command: str) -> dict[str, Any]:
     """The JSON Schema of ``ptxstatic COMMAND --format json``."""
-    return json.loads((resources.files(__name__) / f"{command}.schema.json").read_text(encoding="utf-8"))
+    return json.loads(data_path("report/schemas", f"{command}.schema.json").read_text(encoding="utf-8"))
