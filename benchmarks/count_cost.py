@@ -16,6 +16,7 @@ from pathlib import Path
 from ptxstatic.analysis.cfg import build_cfg
 from ptxstatic.counts.static.estimate import estimate_counts
 from ptxstatic.launch import Launch
+from ptxstatic.ptx.launch_binding import bind
 from ptxstatic.ptx.parser import parse_file
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "static"
@@ -47,7 +48,7 @@ def main() -> None:
     for name, kernel, launch, marker, expected in CASES:
         module = modules[name]
         start = time.perf_counter()
-        est = estimate_counts(module, kernel, launch)
+        est = estimate_counts(bind(module, kernel, launch))
         seconds = time.perf_counter() - start
         count = est.counts.counts[kernel][marker_block(module, kernel, marker)]
         threads = launch.blocks * launch.threads_per_block

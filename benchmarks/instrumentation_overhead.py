@@ -18,9 +18,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from ptxstatic.counts.instrumentation.ptx_pass import instrument, reaching_kernels  # noqa: E402
-from ptxstatic.counts.measured import time_kernel  # noqa: E402
 from ptxstatic.errors import PtxstaticError  # noqa: E402
-from ptxstatic.gpu.driver import Driver  # noqa: E402
+from ptxstatic.gpu.device import Gpu  # noqa: E402
+from ptxstatic.gpu.open import open_device  # noqa: E402
 from ptxstatic.launch import Buffer, Launch  # noqa: E402
 from ptxstatic.ptx.parser import parse_file  # noqa: E402
 
@@ -67,22 +67,39 @@ def static_overhead() -> None:
           f"worst x{worst[0]:.2f} ({worst[1]})")
 
 
+def launch_ms(gpu: Gpu, ptx: str, kernel: str, launch: Launch, repeats: int) -> float:
+    """Median milliseconds per launch over ``repeats`` timed launches (after one warm-up), through the GPU
+    port's timed-launch loop."""
+    module = gpu.load(ptx)
+    try:
+        prepared = gpu.prepare(module, kernel, launch)
+        try:
+            gpu.run(prepared)
+            return statistics.median(gpu.time(prepared, repeats, 1))
+        finally:
+            gpu.release(prepared)
+    finally:
+        gpu.unload(module)
+
+
 def gpu_overhead(repeats: int = 30) -> None:
     try:
-        drv = Driver()
+        device = open_device("cuda")
+        name = device.gpu.info().name
     except PtxstaticError as err:
         print(f"run-time overhead: not measured ({err})")
         return
-    print(f"run-time overhead on {drv.name}, median of {repeats} launches each:")
+    print(f"run-time overhead on {name}, median of {repeats} launches each:")
     ratios = []
-    for kernel, launch in TIMED.items():
-        m = parse_file(FIXTURES / "llvm" / f"{kernel}.ptx")
-        fn = m.function(kernel)
-        base = statistics.median(time_kernel(drv, (FIXTURES / "llvm" / f"{kernel}.ptx").read_text(), kernel,
-                                             launch, fn, repeats))
-        inst = statistics.median(time_kernel(drv, instrument(m).text, kernel, launch, fn, repeats))
-        ratios.append(inst / base)
-        print(f"  {kernel}: {base:.4f} ms -> {inst:.4f} ms (x{inst / base:.2f})")
+    try:
+        for kernel, launch in TIMED.items():
+            m = parse_file(FIXTURES / "llvm" / f"{kernel}.ptx")
+            base = launch_ms(device.gpu, (FIXTURES / "llvm" / f"{kernel}.ptx").read_text(), kernel, launch, repeats)
+            inst = launch_ms(device.gpu, instrument(m).text, kernel, launch, repeats)
+            ratios.append(inst / base)
+            print(f"  {kernel}: {base:.4f} ms -> {inst:.4f} ms (x{inst / base:.2f})")
+    finally:
+        device.close()
     print(f"slowdown: median x{statistics.median(ratios):.2f}, worst x{max(ratios):.2f}")
 
 

@@ -30,6 +30,7 @@ from ptxstatic.block_counts import BlockCounts
 from ptxstatic.counts.static.estimate import estimate_counts
 from ptxstatic.launch import Buffer, Launch
 from ptxstatic.ptx.ast import Function
+from ptxstatic.ptx.launch_binding import bind
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = [ROOT / "tests" / "fixtures" / "ptx", ROOT / "tests" / "data" / "static"]
@@ -77,8 +78,13 @@ def references(module, fn: Function, launch: Launch, gpu: bool) -> list[BlockCou
     refs = [emulate(module, fn, with_fill(launch, f), max_steps=300_000).counts for f in FILLS]
     if gpu:
         from ptxstatic.counts.measured import profile
+        from ptxstatic.gpu.open import open_device
 
-        refs += [profile(module, fn.name, with_fill(launch, f)).counts for f in FILLS]
+        device = open_device("cuda")
+        try:
+            refs += [profile(bind(module, fn, with_fill(launch, f)), device).counts for f in FILLS]
+        finally:
+            device.close()
     return refs
 
 
@@ -109,7 +115,8 @@ def main(argv: list[str] | None = None) -> int:
         aggregates = {d.name for decl in fn.params or () for d in decl.names if d.dims}
         static_launch = replace(launch, args={k: v for k, v in launch.args.items() if k not in aggregates})
         t0 = time.perf_counter()
-        est = estimate_counts(module, fn.name, static_launch)  # an aggregate takes no value (the emulator's zeros)
+        # an aggregate takes no value (the emulator's zeros)
+        est = estimate_counts(bind(module, fn.name, static_launch))
         spent = time.perf_counter() - t0
         static_time += spent
         o = compare(est.counts, refs)

@@ -15,7 +15,7 @@ from ptxstatic.launch import Launch
 
 #: where counts came from: an instrumented GPU run, a sampled run extrapolated to the grid, static analysis,
 #: or the functional PTX emulator
-SOURCES = ("gpu", "gpu-sampled", "static", "emulated")
+SOURCES = ("gpu", "gpu-sampled", "static", "emulated", "emulated-sampled")
 
 
 @dataclass

@@ -35,7 +35,8 @@ from ptxstatic.models.inference.loading import DEFAULT_DVFS, LoadedModel, not_sh
 from ptxstatic.models.inference.physical_surfaces import QUANTITIES
 from ptxstatic.models.inference.roofline import roofline_time
 from ptxstatic.ptx.ast import Function, Module
-from ptxstatic.toolchain.demangle import find_kernel, find_kernels
+from ptxstatic.ptx.kernels import find_kernel, find_kernels
+from ptxstatic.ptx.launch_binding import BoundLaunch, bind
 
 if TYPE_CHECKING:
     from ptxstatic.counts.static.estimate import StaticEstimate
@@ -69,29 +70,22 @@ def load_models(gpu: str | None = None, model_path: str | None = None) -> Models
     return Models(dvfs, name, figures)
 
 
-def executed(module: Module, kernel: Function, launch: Launch | None, max_seconds: float = STATIC_MAX_SECONDS
-             ) -> tuple[list, list[str], BlockCounts | None]:
-    """The kernel's executed sequence (with a launch: loops repeated by static block counts, and the counts),
-    or its program order with each instruction weighted by the assumed trip count to the power of its
-    loop depth (without), and notes on how it was obtained."""
-    seq, notes, est = executed_estimate(module, kernel, launch, max_seconds)
-    return seq, notes, est.counts if est is not None else None
-
-
-def executed_estimate(module: Module, kernel: Function, launch: Launch | None,
-                      max_seconds: float = STATIC_MAX_SECONDS, profile: BlockCounts | None = None
-                      ) -> tuple[list, list[str], StaticEstimate | None]:
-    """:func:`executed` with the whole static estimate (whether its counts are exact, and why not);
-    ``profile``: measured block counts of the kernel whose branch shares split its data-dependent branches."""
-    if launch is None:
+def executed_estimate(kernel: Function, bound: BoundLaunch | None, max_seconds: float = STATIC_MAX_SECONDS,
+                      profile: BlockCounts | None = None) -> tuple[list, list[str], StaticEstimate | None]:
+    """The kernel's executed sequence (with a bound launch: loops repeated by static block counts), or its
+    program order with each instruction weighted by the assumed trip count to the power of its loop depth
+    (without); notes on how it was obtained; and the static estimate (its counts, whether they are exact,
+    and why not). ``profile``: measured block counts of the kernel whose branch shares split its
+    data-dependent branches."""
+    if bound is None:
         note = (f"no --launch: program order, each instruction weighted by {DEFAULT_TRIPS:g}^(loop depth) since the "
                 "trip counts are unknown")
         return loop_weighted_runs(kernel), [note], None
     from ptxstatic.analysis.executed import executed_sequence
     from ptxstatic.counts.static.estimate import estimate_counts
 
-    est = estimate_counts(module, kernel.name, launch, max_seconds=max_seconds, profile=profile)
-    seq = executed_sequence(module, kernel.name, est.counts.counts)
+    est = estimate_counts(bound, max_seconds=max_seconds, profile=profile)
+    seq = executed_sequence(bound.module, kernel.name, est.counts.counts)
     notes = [f"executed sequence from static block counts ({est.method})"]
     summary = est.summary()
     if not summary["exact"]:
@@ -102,17 +96,19 @@ def executed_estimate(module: Module, kernel: Function, launch: Launch | None,
     return seq.compact, notes, est
 
 
-def predict_kernel(module: Module, kernel: str | Function, models: Models, launch: Launch | None = None, *,
+def predict_kernel(module: Module, kernel: str | Function, models: Models,
+                   launch: Launch | BoundLaunch | None = None, *,
                    max_slowdown: float | None = None, max_seconds: float = STATIC_MAX_SECONDS,
                    estimate: tuple[list, list[str], StaticEstimate | None] | None = None,
                    profile: BlockCounts | None = None) -> dict:
     """The prediction for one kernel of ``module`` (a dict, see :func:`prediction`). ``max_slowdown``: only
     configurations at most this fraction slower than F_max are candidates for the minimum-energy choice and
-    the Pareto set. ``estimate``: what :func:`executed_estimate` gave for this kernel and launch, where the
-    caller has it. ``profile``: as for :func:`executed_estimate`."""
-    fn = kernel if isinstance(kernel, Function) else find_kernel(module, kernel)
-    seq, notes, est = (estimate if estimate is not None
-                       else executed_estimate(module, fn, launch, max_seconds, profile))
+    the Pareto set. ``launch``: bound here once, unless the caller bound it. ``estimate``: what
+    :func:`executed_estimate` gave for this kernel and launch, where the caller has it. ``profile``: as for
+    :func:`executed_estimate`."""
+    bound = launch if isinstance(launch, BoundLaunch) or launch is None else bind(module, kernel, launch)
+    fn = bound.kernel if bound is not None else kernel if isinstance(kernel, Function) else find_kernel(module, kernel)
+    seq, notes, est = (estimate if estimate is not None else executed_estimate(fn, bound, max_seconds, profile))
     notes = list(notes)
     counts = est.counts if est is not None else None
     table, detail, dvfs = None, None, models.dvfs

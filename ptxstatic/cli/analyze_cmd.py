@@ -31,9 +31,9 @@ def analyze(ctx: click.Context, files: tuple[str, ...], kernel: str | None, func
     """
     from ptxstatic.analysis.cfg import call_sites
     from ptxstatic.analysis.summary import summarize
+    from ptxstatic.ptx.kernels import designates
     from ptxstatic.report.analysis_text import function_summary, module_header
     from ptxstatic.report.json_doc import error_json, json_document, kernel_entry
-    from ptxstatic.toolchain.demangle import designates
 
     def wanted(fn: Function) -> bool:
         return (functions or fn.is_kernel) and (kernel is None or designates(fn.name, kernel))

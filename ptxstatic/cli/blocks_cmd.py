@@ -31,13 +31,14 @@ def blocks(source: str, kernel: str, launch: Launch, fmt: str, output: str | Non
     """
     from ptxstatic.cli.inputs import load
     from ptxstatic.counts.static.estimate import estimate_counts
+    from ptxstatic.ptx.launch_binding import bind
     from ptxstatic.report.blocks_text import estimate_text
     from ptxstatic.report.json_doc import json_document, kernel_entry
-    from ptxstatic.toolchain.demangle import find_kernel
 
     module = load(source, nvcc_flags, recover=False, kernel=kernel)
-    kernel = find_kernel(module, kernel).name
-    est = estimate_counts(module, kernel, launch, max_seconds=max_seconds, profile=profile)
+    bound = bind(module, kernel, launch)
+    kernel = bound.name
+    est = estimate_counts(bound, max_seconds=max_seconds, profile=profile)
     if output:
         est.counts.save(output)
     if fmt == "json":

@@ -36,9 +36,10 @@ def features(source: str, kernel: str, counts_file: str | None, launch: Launch, 
     from ptxstatic.features.portable import features_from_counts
     from ptxstatic.features.resources import kernel_resources
     from ptxstatic.hardware.occupancy import gpu_spec
+    from ptxstatic.ptx.kernels import find_kernel
+    from ptxstatic.ptx.launch_binding import bind
     from ptxstatic.report.features_text import features_text
     from ptxstatic.report.json_doc import json_document, kernel_entry
-    from ptxstatic.toolchain.demangle import find_kernel
     from ptxstatic.toolchain.ptxas import target_arch
 
     module = load(source, nvcc_flags, recover=False, kernel=kernel)
@@ -46,7 +47,7 @@ def features(source: str, kernel: str, counts_file: str | None, launch: Launch, 
     if counts_file and profile is not None:
         raise PtxstaticError("--profile splits the branches of a static estimate; with --counts there is none")
     counts = (BlockCounts.load(counts_file) if counts_file
-              else estimate_counts(module, kernel, launch, max_seconds=max_seconds, profile=profile).counts)
+              else estimate_counts(bind(module, kernel, launch), max_seconds=max_seconds, profile=profile).counts)
     target = gpu_spec(gpu_name) if gpu_name else None
     stats = None
     try:

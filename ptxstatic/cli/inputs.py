@@ -11,9 +11,9 @@ import click
 
 from ptxstatic.errors import PtxstaticError, SourceError
 from ptxstatic.ptx.ast import Function, Module
+from ptxstatic.ptx.kernels import find_kernels
 from ptxstatic.ptx.parser import ModuleStream, parse_text, read_ptx
 from ptxstatic.ptx.validate import ModuleChecker, apply, validate_module
-from ptxstatic.toolchain.demangle import find_kernels
 from ptxstatic.toolchain.nvcc import compile_to_ptx
 
 PTX_SUFFIXES = (".ptx",)

@@ -30,10 +30,10 @@ def instrument(source: str, output: str, kernels: tuple[str, ...], map_path: str
     from ptxstatic.counts.instrumentation.llvm_ir import instrument_ir
     from ptxstatic.counts.instrumentation.ptx_pass import InstrumentOptions, instrument
     from ptxstatic.files import write_atomic
+    from ptxstatic.ptx.kernels import find_kernels
     from ptxstatic.ptx.parser import parse_text
     from ptxstatic.ptx.printer import module as print_module
     from ptxstatic.report.words import counted
-    from ptxstatic.toolchain.demangle import find_kernels
     from ptxstatic.toolchain.ptxas import assemble, target_arch
 
     original = None  # (PTX text, the name its lines are reported under)

@@ -19,8 +19,8 @@ from ptxstatic.launch import Launch
 @click.option("-o", "--output", metavar="OUT.json", help="Write the JSON here instead of stdout.")
 @click.option("--cpu", metavar="SM", help="LLVM IR input: target CPU for lowering.")
 @click.option("--emulate", is_flag=True,
-              help="Run on the PTX emulator instead of a GPU (every CTA; slower than a GPU by orders of "
-                   "magnitude, so for small launches). The counts are the emulator's own.")
+              help="Run on the PTX emulator (the fake device) instead of a GPU: the same instrumented run, every "
+                   "CTA, slower than a GPU by orders of magnitude, so for small launches.")
 @options.nvcc_flags
 def profile(source: str, kernel: str, launch: Launch, mode: str, stride: int, banks: int, output: str | None,
             cpu: str | None, emulate: bool, nvcc_flags: str) -> None:
@@ -34,9 +34,10 @@ def profile(source: str, kernel: str, launch: Launch, mode: str, stride: int, ba
 
     from ptxstatic.cli.inputs import load, read_llvm_ir
     from ptxstatic.counts.instrumentation.ptx_pass import InstrumentOptions
-    from ptxstatic.counts.measured import emulated_profile
     from ptxstatic.counts.measured import profile as run_profile
     from ptxstatic.files import write_atomic
+    from ptxstatic.gpu.open import open_device
+    from ptxstatic.ptx.launch_binding import bind
     from ptxstatic.ptx.parser import parse_text
 
     opts = InstrumentOptions(mode, stride, banks)
@@ -47,7 +48,12 @@ def profile(source: str, kernel: str, launch: Launch, mode: str, stride: int, ba
         module = parse_text(lower(text, source, cpu or DEFAULT_CPU), source)
     else:
         module = load(source, nvcc_flags, recover=False)
-    result = (emulated_profile if emulate else run_profile)(module, kernel, launch, opts)
+    bound = bind(module, kernel, launch)
+    device = open_device("fake" if emulate else "cuda")
+    try:
+        result = run_profile(bound, device, opts)
+    finally:
+        device.close()
     text = json.dumps(result.to_dict(), indent=1) + "\n"
     if output:
         write_atomic(output, text)

@@ -5,7 +5,8 @@ running the instrumented kernel (:mod:`.measured`). Every way gives a :class:`pt
 The names below are imported on first use, so ``import ptxstatic.counts`` is free::
 
     from ptxstatic.counts import estimate_counts
-    est = estimate_counts(module, "saxpy", Launch((64, 1, 1), (256, 1, 1), args={"n": 1 << 20}))
+    from ptxstatic.ptx.launch_binding import bind
+    est = estimate_counts(bind(module, "saxpy", Launch((64, 1, 1), (256, 1, 1), args={"n": 1 << 20})))
 """
 
 from ptxstatic.lazy import lazy_exports

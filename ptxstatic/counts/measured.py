@@ -1,16 +1,14 @@
-"""The GPU runner: launch a kernel and its instrumented copy, check they write the same outputs, read counts.
+"""Block counts measured by running a kernel and its instrumented copy on a device: a GPU, or the PTX emulator
+behind the same port (:mod:`ptxstatic.gpu.device`; the fake device, ``ptxstatic profile --emulate``).
 
-``profile(ptx, kernel, launch)`` instruments the module, loads both versions through the CUDA driver, builds
-the kernel's parameters from its PTX parameter list and the launch spec (scalars; buffers allocated and
-filled on the device; or device arrays of CuPy, numba, PyTorch, ... through ``__cuda_array_interface__``),
-runs the original and then the instrumented kernel on identical inputs, compares every buffer byte for
-byte, and folds the counters into :class:`BlockCounts` plus dynamic instruction counts per ISA group.
+:func:`profile` instruments the module, loads both versions on the device, runs the original and then the
+instrumented kernel on identical inputs (the launch's buffers, filled as ``collect`` fills them), compares
+every buffer byte for byte, and folds the counters into :class:`BlockCounts` plus dynamic instruction counts
+per ISA group.
 
 PTX from other tools: numba ``cuda.compile_ptx(fn, sig)[0]``; Triton ``compiled.asm["ptx"]`` (the object a
 ``kernel[grid](...)`` call or ``triton.compile`` returns); CuPy kernels written in CUDA C++: compile the same
 source with ``nvcc -ptx`` (or pass the ``.cu`` to the CLI).
-
-``emulated_profile`` does the same on the PTX emulator (``ptxstatic profile --emulate``), without a GPU.
 """
 
 from __future__ import annotations
@@ -24,14 +22,11 @@ from ptxstatic.analysis.cfg import build_cfg
 from ptxstatic.block_counts import BlockCounts
 from ptxstatic.counts.instrumentation.counter_map import CounterMap
 from ptxstatic.counts.instrumentation.ptx_pass import InstrumentOptions, instrument
-from ptxstatic.gpu.args import KernelArgs
-from ptxstatic.gpu.driver import Driver
+from ptxstatic.gpu.device import Device, Gpu
 from ptxstatic.launch import Launch
 from ptxstatic.ptx import ast as A
-from ptxstatic.ptx.parser import parse_text
+from ptxstatic.ptx.launch_binding import BoundLaunch
 from ptxstatic.ptx.printer import module as print_module
-from ptxstatic.toolchain.cxx_params import bind_launch
-from ptxstatic.toolchain.demangle import find_kernel
 
 
 @dataclass
@@ -57,18 +52,18 @@ def sampled_ctas(launch: Launch, stride: int) -> int:
     return (launch.blocks + stride - 1) // stride
 
 
-def block_counts(cmap: CounterMap, raw: list[int], kernel: str, launch: Launch) -> BlockCounts:
-    """Per-block counts of the functions ``kernel`` reaches, extrapolated in sample mode."""
+def block_counts(cmap: CounterMap, raw: list[int], kernel: str, launch: Launch, source: str = "gpu") -> BlockCounts:
+    """Per-block counts of the functions ``kernel`` reaches, extrapolated in sample mode; ``source``: where the
+    counters ran (``gpu``, or ``emulated`` on the fake device)."""
     folded = cmap.fold(raw)
     reached = {c.function for c in cmap.for_kernel(kernel)}
     counts = {f: {b: float(n) for b, n in blocks.items()} for f, blocks in folded.items() if f in reached}
     notes = list(cmap.notes)
-    source = "gpu"
     if cmap.mode == "sample":
         sampled = sampled_ctas(launch, cmap.stride)
         factor = launch.blocks / sampled
         counts = {f: {b: n * factor for b, n in blocks.items()} for f, blocks in counts.items()}
-        source = "gpu-sampled"
+        source = f"{source}-sampled"
         notes.append(f"sampled {sampled} of {launch.blocks} CTAs (linear id % {cmap.stride} == 0); counts "
                      f"extrapolated linearly to the grid by factor {factor:.6g}")
     elif cmap.mode == "warp":
@@ -94,90 +89,39 @@ def dynamic_instructions(module: A.Module, counts: BlockCounts) -> dict[str, dic
 
 
 # ----------------------------------------------------------------------------------------- runs
-def _run(drv: Driver, ptx: str, kernel: str, launch: Launch, args: KernelArgs, symbols: tuple[str, ...] = (),
-         ) -> tuple[dict[str, bytes], dict[str, list[int]]]:
-    """One launch on freshly reset buffers: (buffer contents after it, each counter array's elements)."""
-    module = drv.load(ptx)
+def run_once(gpu: Gpu, ptx: str, bound: BoundLaunch, symbols: tuple[str, ...] = ()
+             ) -> tuple[dict[str, bytes], dict[str, list[int]]]:
+    """One launch of ``ptx``'s copy of the bound kernel on fresh buffers: (buffer contents after it, each
+    counter array's elements)."""
+    module = gpu.load(ptx)
     try:
-        fn = drv.function(module, kernel)
-        arrays = {s: drv.global_(module, s) for s in symbols}
-        for ptr, size in arrays.values():
-            drv.zero(ptr, size)
-        args.reset()
-        drv.launch(fn, launch.grid, launch.block, launch.shared_bytes, args.ctypes())
-        drv.synchronize()
-        counters = {s: np.frombuffer(drv.download(p, n), np.uint64).tolist() for s, (p, n) in arrays.items()}
-        return args.snapshot(), counters
+        prepared = gpu.prepare(module, bound.name, bound.launch)
+        try:
+            gpu.run(prepared)
+            outputs = gpu.outputs(prepared)
+            counters = {s: np.frombuffer(gpu.read_global(module, s), np.uint64).tolist() for s in symbols}
+        finally:
+            gpu.release(prepared)
     finally:
-        drv.unload(module)
+        gpu.unload(module)
+    return outputs, counters
 
 
-def profile(ptx: str | A.Module, kernel: str, launch: Launch, options: InstrumentOptions | None = None,
-            driver: Driver | None = None) -> ProfileResult:
-    """Count the basic-block executions of one launch of ``kernel`` on the GPU (see the module docstring)."""
-    module = ptx if isinstance(ptx, A.Module) else parse_text(ptx, "<ptx>")
-    fn = find_kernel(module, kernel)
-    kernel, launch = fn.name, bind_launch(module, fn, launch.validate())
-    result = instrument(module, options)
-    original = ptx if isinstance(ptx, str) else print_module(module)
-    drv = driver or Driver()
-    args = KernelArgs(drv, fn, launch)
-    try:
-        want, _ = _run(drv, original, kernel, launch, args)
-        got, raw = _run(drv, result.text, kernel, launch, args, (result.counters.symbol,))
-    finally:
-        args.free()
-    mismatches = [n for n in want if want[n] != got[n]]
-    counts = block_counts(result.counters, raw[result.counters.symbol], kernel, launch)
-    return ProfileResult(counts, dynamic_instructions(module, counts), not mismatches, mismatches, drv.name,
-                         result.counters)
+def profile(bound: BoundLaunch, device: Device, options: InstrumentOptions | None = None) -> ProfileResult:
+    """Count the basic-block executions of one launch on ``device`` (see the module docstring)."""
+    gpu = device.gpu
+    result = instrument(bound.module, options)
+    want, _ = run_once(gpu, print_module(bound.module), bound)
+    got, raw = run_once(gpu, result.text, bound, (result.counters.symbol,))
+    mismatches = [n for n in want if want[n] != got.get(n)]
+    source = "gpu" if device.kind == "cuda" else "emulated"
+    counts = block_counts(result.counters, raw[result.counters.symbol], bound.name, bound.launch, source)
+    return ProfileResult(counts, dynamic_instructions(bound.module, counts), not mismatches, mismatches,
+                         gpu.info().name, result.counters)
 
 
-def emulated_profile(module: A.Module, kernel: str, launch: Launch, options: InstrumentOptions | None = None
-                     ) -> ProfileResult:
-    """:func:`profile` on the PTX emulator instead of a GPU: the counts are the emulator's own for the original
-    kernel (source ``emulated``, every CTA whatever ``options.mode``), and the instrumented kernel's buffers
-    are compared with the original's as on a GPU."""
-    from ptxstatic.emulator import emulate
-
-    fn = find_kernel(module, kernel)
-    kernel, launch = fn.name, bind_launch(module, fn, launch.validate())
-    result = instrument(module, options)
-    want = emulate(module, fn, launch)
-    got = emulate(parse_text(result.text, module.filename), kernel, launch)
-    mismatches = [n for n, v in want.buffers.items() if v.tobytes() != got.buffers[n].tobytes()]
-    return ProfileResult(want.counts, dynamic_instructions(module, want.counts), not mismatches, mismatches,
-                         "PTX emulator", result.counters)
-
-
-def run_counters(drv: Driver, ptx: str, kernel: str, launch: Launch, fn: A.Function,
-                 maps: list[CounterMap]) -> list[dict[str, dict[int, int]]]:
+def run_counters(gpu: Gpu, ptx: str, bound: BoundLaunch, maps: list[CounterMap]) -> list[dict[str, dict[int, int]]]:
     """Launch already-instrumented PTX once and fold each map's counters (the LLVM IR route; PTX carrying
     both routes' counters)."""
-    args = KernelArgs(drv, fn, launch)
-    try:
-        _, raw = _run(drv, ptx, kernel, launch, args, tuple(m.symbol for m in maps))
-    finally:
-        args.free()
+    _, raw = run_once(gpu, ptx, bound, tuple(m.symbol for m in maps))
     return [m.fold(raw[m.symbol]) for m in maps]
-
-
-def time_kernel(drv: Driver, ptx: str, kernel: str, launch: Launch, fn: A.Function, repeats: int = 20,
-                ) -> list[float]:
-    """Milliseconds per launch of ``kernel`` from ``ptx`` (one warm-up launch first), by CUDA events."""
-    module = drv.load(ptx)
-    args = KernelArgs(drv, fn, launch)
-    try:
-        f = drv.function(module, kernel)
-        params = args.ctypes()
-        args.reset()
-
-        def go() -> None:
-            drv.launch(f, launch.grid, launch.block, launch.shared_bytes, params)
-
-        go()
-        drv.synchronize()
-        return drv.time_ms(go, repeats)
-    finally:
-        args.free()
-        drv.unload(module)

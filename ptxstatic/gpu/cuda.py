@@ -117,6 +117,9 @@ class CudaGpu:
         self._launch(self.prepared[prepared])
         self._fault_check(self.drv.cu.cuCtxSynchronize(), "cuCtxSynchronize")
 
+    def outputs(self, prepared: int) -> dict[str, bytes]:
+        return self.prepared[prepared].args.snapshot()
+
     def read_global(self, module: int, name: str) -> bytes:
         ptr, size = self.drv.global_(self.modules[module][0], name)
         return self.drv.download(ptr, size)

@@ -116,6 +116,9 @@ class Gpu(Protocol):
     def run(self, prepared: int) -> None:
         """Launch once and wait for it."""
 
+    def outputs(self, prepared: int) -> dict[str, bytes]:
+        """The bytes of the launch's buffers (its outputs, else all) after the last run, by parameter name."""
+
     def read_global(self, module: int, name: str) -> bytes:
         """The bytes of a module-scope variable."""
 

@@ -180,6 +180,14 @@ class FakeGpu:
             raise DeviceFault(f"kernel fault: {exc}") from None
         self.globals[p.module] = p.emulation.globals
 
+    def outputs(self, prepared: int) -> dict[str, bytes]:
+        p = self.prepared[prepared]
+        if p.emulation is None:
+            raise DeviceFault("no run of this launch yet", sticky=False)
+        buffers = p.emulation.buffers
+        names = [n for n, v in p.launch.args.items() if getattr(v, "output", False) and n in buffers] or list(buffers)
+        return {n: buffers[n].tobytes() for n in names}
+
     def read_global(self, module: int, name: str) -> bytes:
         self._alive()
         if name not in self.globals[module]:

@@ -139,6 +139,9 @@ class WorkerGpu:
     def run(self, prepared: int) -> None:
         self._call("run", prepared)
 
+    def outputs(self, prepared: int) -> dict[str, bytes]:
+        return self._call("outputs", prepared)
+
     def read_global(self, module: int, name: str) -> bytes:
         return self._call("read_global", module, name)
 

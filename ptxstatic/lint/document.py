@@ -234,8 +234,8 @@ def _analyse_cuda(result: DocumentResult, spec: CompileSpec, config: Config, tex
 
 def _lint(result: DocumentResult, module: Any, config: Config, ptx_path: str,
           source_root: str | None) -> None:
+    from ptxstatic.ptx.kernels import demangle
     from ptxstatic.rules.engine import lint_module
-    from ptxstatic.toolchain.demangle import demangle
 
     def failed(message: str) -> None:
         result.problems.append(Problem(result.path, message=f"internal error: {message}"))

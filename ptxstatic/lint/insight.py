@@ -79,10 +79,12 @@ def kernel_insight(module: Module, fn: Function, display_name: str, gpu: str | N
     launch that does not fit the kernel (a missing argument), the insight without it, saying why."""
     from ptxstatic.errors import PtxstaticError
     from ptxstatic.predict import executed_estimate, predict_kernel
+    from ptxstatic.ptx.launch_binding import bind
 
     try:
-        estimate = executed_estimate(module, fn, launch)
-        prediction = predict_kernel(module, fn, models_for(gpu), launch, estimate=estimate)
+        bound = bind(module, fn, launch) if launch is not None else None
+        estimate = executed_estimate(fn, bound)
+        prediction = predict_kernel(module, fn, models_for(gpu), bound, estimate=estimate)
     except PtxstaticError as exc:
         if launch is not None:
             without = kernel_insight(module, fn, display_name, gpu, None, aliases)

@@ -21,7 +21,8 @@ from ptxstatic.lint.compile_db import CompileDatabase, find_database, load_datab
 from ptxstatic.lint.document import DocumentResult, Problem, analyse_document, kind_of
 from ptxstatic.predict import Models, executed_estimate, predict_kernel
 from ptxstatic.ptx.ast import Function, Module, SourceLoc
-from ptxstatic.toolchain.demangle import find_kernels
+from ptxstatic.ptx.kernels import find_kernels
+from ptxstatic.ptx.launch_binding import bind
 
 
 @dataclass(frozen=True)
@@ -102,8 +103,9 @@ def _database(path: str, config: Config) -> CompileDatabase | None:
 
 def _kernel(module: Module, fn: Function, doc: DocumentResult, models: Models, launch: Launch | None,
             root: str | None) -> KernelReport:
-    estimate = executed_estimate(module, fn, launch)
-    prediction = predict_kernel(module, fn, models, launch, estimate=estimate)
+    bound = bind(module, fn, launch) if launch is not None else None
+    estimate = executed_estimate(fn, bound)
+    prediction = predict_kernel(module, fn, models, bound, estimate=estimate)
     graph = build_cfg(fn)
     counts, exact = _counts(fn, graph, estimate[2].counts if estimate[2] is not None else None)
     blocks = []

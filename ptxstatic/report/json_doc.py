@@ -37,7 +37,7 @@ def json_document(command: str, kernels: list[dict[str, Any]], errors: list[dict
 def kernel_entry(file: str, kernel: str, fields: dict[str, Any]) -> dict[str, Any]:
     """One item of ``kernels``: its ``file``, ``kernel`` (PTX name) and ``display_name`` (demangled), then
     ``fields``."""
-    from ptxstatic.toolchain.demangle import demangle
+    from ptxstatic.ptx.kernels import demangle
 
     return {"file": file, "kernel": kernel, "display_name": demangle([kernel])[kernel],
             **{k: v for k, v in fields.items() if k not in ("file", "kernel")}}

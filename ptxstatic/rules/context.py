@@ -19,7 +19,7 @@ from ptxstatic.config import Config
 from ptxstatic.findings import Finding, Location, Note, Severity
 from ptxstatic.ptx import printer
 from ptxstatic.ptx.ast import Function, Instruction, Module, SourceLoc
-from ptxstatic.toolchain.demangle import demangle
+from ptxstatic.ptx.kernels import demangle
 
 if TYPE_CHECKING:  # the analyses are imported when a rule first asks for one
     from ptxstatic.analysis.cfg import BlockGraph

@@ -14,11 +14,11 @@ from ptxstatic.config import Config
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.findings import Finding, Note, Severity
 from ptxstatic.ptx.ast import Module
+from ptxstatic.ptx.kernels import demangle
 from ptxstatic.rules.catalog import all_rules
 from ptxstatic.rules.context import ModuleContext, RuleContext
 from ptxstatic.rules.registry import Rule
 from ptxstatic.rules.suppression import SourceLines, is_suppressed
-from ptxstatic.toolchain.demangle import demangle
 
 LINE_INFO_HINT = "the PTX has no line information: add -lineinfo (or -G) to nvcc's flags to see .cu lines"
 

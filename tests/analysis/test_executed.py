@@ -10,6 +10,7 @@ from ptxstatic.analysis.sequence import kernel_sequence
 from ptxstatic.counts.static.estimate import estimate_counts
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.launch import Launch
+from ptxstatic.ptx.launch_binding import bind
 from ptxstatic.ptx.parser import parse_file
 
 COUNTED = TEST_DATA / "static" / "counted.ptx"
@@ -21,7 +22,7 @@ def counted():
 
 
 def sequence(module, kernel, grid, block, args, cap=20_000):
-    counts = estimate_counts(module, kernel, Launch(grid, block, 0, args)).counts.counts
+    counts = estimate_counts(bind(module, kernel, Launch(grid, block, 0, args))).counts.counts
     return executed_sequence(module, kernel, counts, cap)
 
 

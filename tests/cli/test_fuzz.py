@@ -27,6 +27,7 @@ from ptxstatic.errors import PtxstaticError
 from ptxstatic.features.portable import features_from_counts
 from ptxstatic.launch import Launch
 from ptxstatic.predict import load_models, predict_kernel
+from ptxstatic.ptx.launch_binding import bind
 from ptxstatic.ptx.parser import parse_text, read_ptx
 
 LINEINFO = FIXTURES / "nvcc" / "sm_80" / "lineinfo"
@@ -60,7 +61,7 @@ def guarded(step, *args):
 def _kernel_steps(module, kernel) -> None:
     params = {"0": 100} if kernel.params else {}
     launch = Launch(LAUNCH.grid, LAUNCH.block, 0, params)
-    estimate = guarded(lambda: estimate_counts(module, kernel.name, launch, max_work=MAX_WORK))
+    estimate = guarded(lambda: estimate_counts(bind(module, kernel.name, launch), max_work=MAX_WORK))
     if estimate is not None:
         guarded(features_from_counts, module, kernel.name, estimate.counts)
     guarded(predict_kernel, module, kernel, models())

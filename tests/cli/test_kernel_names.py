@@ -14,9 +14,9 @@ import pytest
 from helpers import DATA, FIXTURES
 
 from ptxstatic.errors import PtxstaticError
+from ptxstatic.ptx.cxx_params import cxx_param_names
+from ptxstatic.ptx.kernels import demangle, find_kernel, find_kernels
 from ptxstatic.ptx.parser import parse_file
-from ptxstatic.toolchain.cxx_params import cxx_param_names
-from ptxstatic.toolchain.demangle import demangle, find_kernel, find_kernels
 
 TEMPLATES = FIXTURES / "nvcc" / "sm_80" / "lineinfo" / "templates.ptx"  # from tests/cuda/templates.cu
 EXAMPLE = DATA.parents[1] / "examples" / "saxpy_reduce.ptx"

@@ -13,9 +13,10 @@ from helpers import DATA, needs_nvcc
 
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.launch import Buffer, Launch, launch_from_spec
+from ptxstatic.ptx.cxx_params import cxx_param_names
+from ptxstatic.ptx.launch_binding import bind
 from ptxstatic.ptx.params import bind_args
 from ptxstatic.ptx.parser import parse_file
-from ptxstatic.toolchain.cxx_params import bind_launch, cxx_param_names
 
 EXAMPLE = DATA.parents[1] / "examples" / "saxpy_reduce.ptx"  # saxpy(int n, float a, const float* x, float* y)
 MODULE = parse_file(EXAMPLE)
@@ -85,8 +86,8 @@ def test_cxx_parameter_names_come_from_the_source_the_ptx_names():
     assert cxx_param_names(MODULE, SAXPY) == ["n", "a", "x", "y"]
     reduce = MODULE.function("block_reduce")
     assert cxx_param_names(MODULE, reduce) == ["y", "partial", "n"]
-    launch = bind_launch(MODULE, SAXPY, Launch((2, 1, 1), (32, 1, 1), 0, {"n": 50, "a": 2}))
-    assert launch.args == {"saxpy_param_0": 50, "saxpy_param_1": 2.0}
+    bound = bind(MODULE, "saxpy", Launch((2, 1, 1), (32, 1, 1), 0, {"n": 50, "a": 2}))
+    assert bound.kernel is SAXPY and bound.launch.args == {"saxpy_param_0": 50, "saxpy_param_1": 2.0}
 
 
 def test_parameters_by_cxx_name_and_by_index_give_the_same_counts():

@@ -22,6 +22,7 @@ from ptxstatic.counts.static.interp import Interpreter
 from ptxstatic.emulator import emulate
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.launch import Buffer, Launch
+from ptxstatic.ptx.launch_binding import bind
 from ptxstatic.ptx.parser import parse_file
 
 COUNTED = DATA / "static" / "counted.ptx"
@@ -42,7 +43,7 @@ def emulated(kernel: str, launch: Launch) -> BlockCounts:
 def test_the_same_launch_is_reproduced_on_every_block():
     launch = data_launch(512)
     measured = emulated("data_branch", launch)
-    est = estimate_counts(MODULE, "data_branch", launch, profile=measured)
+    est = estimate_counts(bind(MODULE, "data_branch", launch), profile=measured)
     for b, c in measured.of("data_branch").items():
         assert est.counts.of("data_branch")[b] == pytest.approx(c, rel=1e-3), b
     reasons = est.reasons["data_branch"]
@@ -53,8 +54,8 @@ def test_the_same_launch_is_reproduced_on_every_block():
 def test_shares_from_a_small_run_transfer_to_a_large_launch():
     small, large = data_launch(256), data_launch(4096)
     truth = emulated("data_branch", large).of("data_branch")[LOOP_BLOCK]
-    measured = estimate_counts(MODULE, "data_branch", large, profile=emulated("data_branch", small))
-    heuristic = estimate_counts(MODULE, "data_branch", large)
+    measured = estimate_counts(bind(MODULE, "data_branch", large), profile=emulated("data_branch", small))
+    heuristic = estimate_counts(bind(MODULE, "data_branch", large))
     assert measured.counts.of("data_branch")[LOOP_BLOCK] == pytest.approx(truth, rel=0.03)
     assert heuristic.counts.of("data_branch")[LOOP_BLOCK] < 0.7 * truth
 
@@ -74,7 +75,7 @@ def test_shares_of_branches_the_counts_determine():
 def test_the_out_of_budget_fallback_uses_the_measured_shares():
     launch = data_launch(512)
     measured = emulated("data_branch", launch)
-    est = estimate_counts(MODULE, "data_branch", launch, max_work=10, profile=measured)
+    est = estimate_counts(bind(MODULE, "data_branch", launch), max_work=10, profile=measured)
     assert "branch-probability" in est.method
     assert est.counts.of("data_branch")[LOOP_BLOCK] == pytest.approx(measured.of("data_branch")[LOOP_BLOCK],
                                                                       rel=1e-6)
@@ -84,11 +85,11 @@ def test_counts_of_another_kernel_or_build_are_refused():
     launch = data_launch(256)
     other = emulated("guard_parity", Launch((3, 1, 1), (32, 1, 1), 0, {"0": Buffer("f32", 96), "1": 70}))
     with pytest.raises(PtxstaticError, match="of kernel guard_parity, not data_branch"):
-        estimate_counts(MODULE, "data_branch", launch, profile=other)
+        estimate_counts(bind(MODULE, "data_branch", launch), profile=other)
     stale = emulated("data_branch", launch)
     stale.counts["data_branch"][40] = 1.0
     with pytest.raises(PtxstaticError, match="another build"):
-        estimate_counts(MODULE, "data_branch", launch, profile=stale)
+        estimate_counts(bind(MODULE, "data_branch", launch), profile=stale)
 
 
 def ptxstatic(*args: str) -> subprocess.CompletedProcess:
@@ -103,7 +104,7 @@ def test_cli_profile_on_the_emulator_feeds_blocks_of_a_larger_launch(tmp_path):
     assert p.returncode == 0, p.stderr
     written = json.loads(counts.read_text())
     assert written["counts"]["source"] == "emulated" and written["verification"]["outputs_match"] is True
-    assert written["device"] == "PTX emulator"
+    assert written["device"] == "ptxstatic fake GPU"  # the fake device: the PTX emulator behind the GPU port
 
     large = ["--grid", "16", "--block", "256", "--param", "2=4096", "--format", "json"]
     p = ptxstatic("blocks", str(COUNTED), "-k", "data_branch", *large, "--profile", str(counts))

@@ -22,6 +22,7 @@ from ptxstatic.cli.main import cli
 from ptxstatic.counts.static.estimate import estimate_counts
 from ptxstatic.launch import Buffer, Launch
 from ptxstatic.limits import STATIC_MAX_THREADS
+from ptxstatic.ptx.launch_binding import bind
 from ptxstatic.ptx.parser import parse_file
 
 DATA = TEST_DATA / "static"
@@ -70,7 +71,7 @@ CASES = {"matmul": matmul_case, "reduce_sum": reduce_case, "grid_stride_scale": 
 @pytest.mark.parametrize("kernel", sorted(CASES))
 def test_counts_equal_the_closed_form_at_every_launch_size(sweep, kernel, k):
     launch, expected = CASES[kernel](k)
-    est = estimate_counts(sweep, kernel, launch, max_seconds=60)
+    est = estimate_counts(bind(sweep, kernel, launch), max_seconds=60)
     assert {m: c for m, c in at_markers(sweep, est, kernel).items() if m in expected} == {
         m: (float(v), True) for m, v in expected.items()}
     assert est.exact
@@ -98,14 +99,14 @@ def test_counts_equal_the_emulator_on_small_launches(sweep, kernel, k):
     launch, _ = CASES[kernel](k)
     launch = _buffers(kernel, launch, 8 * (1 << k) + 64)
     emulated = emulator.emulate(sweep, kernel, launch, max_steps=50_000_000).counts
-    est = estimate_counts(sweep, kernel, launch, max_seconds=60)
+    est = estimate_counts(bind(sweep, kernel, launch), max_seconds=60)
     assert est.exact
     assert est.counts.counts == emulated.counts
 
 
 def test_data_branch_in_a_grid_stride_loop_keeps_the_loop_exact(sweep):
     n = 100_000_000
-    est = estimate_counts(sweep, "grid_stride_positive", Launch((4096, 1, 1), (256, 1, 1), 0, {"2": n}))
+    est = estimate_counts(bind(sweep, "grid_stride_positive", Launch((4096, 1, 1), (256, 1, 1), 0, {"2": n})))
     marks = at_markers(sweep, est, "grid_stride_positive")
     assert marks[9] == (n, True) and marks[11] == (n, True)  # the loop body: every index once
     assert marks[10] == (n / 2, False)  # the branch on x[i]: half, flagged
@@ -113,25 +114,25 @@ def test_data_branch_in_a_grid_stride_loop_keeps_the_loop_exact(sweep):
 
 
 def test_printf_in_a_loop_keeps_the_loop_exact(sweep):
-    est = estimate_counts(sweep, "printf_loop", Launch((2, 1, 1), (32, 1, 1), 0, {"1": 10_000_000}))
+    est = estimate_counts(bind(sweep, "printf_loop", Launch((2, 1, 1), (32, 1, 1), 0, {"1": 10_000_000})))
     assert at_markers(sweep, est, "printf_loop")[12] == (64 * 10_000_000, True)
     assert "budget" not in est.method
 
 
 def test_classes_of_ctas_with_different_paths_are_counted_exactly_up_to_the_budget(sweep):
-    small = estimate_counts(sweep, "triangle_blocks", Launch((100, 1, 1), (32, 1, 1), 0, {}))
+    small = estimate_counts(bind(sweep, "triangle_blocks", Launch((100, 1, 1), (32, 1, 1), 0, {})))
     assert at_markers(sweep, small, "triangle_blocks")[13] == (32 * sum(range(100)), True)
     # every CTA takes a different path: past the CTA budget the rest is counted from corners, flagged
-    big = estimate_counts(sweep, "triangle_blocks", Launch((200_000, 1, 1), (32, 1, 1), 0, {}), max_seconds=60)
+    big = estimate_counts(bind(sweep, "triangle_blocks", Launch((200_000, 1, 1), (32, 1, 1), 0, {})), max_seconds=60)
     count, exact = at_markers(sweep, big, "triangle_blocks")[13]
     assert not exact and "without proof" in " ".join(big.reasons["triangle_blocks"].values())
     assert count == pytest.approx(32 * sum(range(200_000)), rel=1e-3)  # the trip count is affine in the CTA
 
 
 def test_control_not_affine_in_the_cta_index_is_exact_when_small_and_flagged_when_large(sweep):
-    small = estimate_counts(sweep, "flat_border", Launch((40, 1, 1), (256, 1, 1), 0, {"1": 100, "2": 10_000}))
+    small = estimate_counts(bind(sweep, "flat_border", Launch((40, 1, 1), (256, 1, 1), 0, {"1": 100, "2": 10_000})))
     assert at_markers(sweep, small, "flat_border")[14] == (200.0, True)  # two border columns of 100 rows
-    big = estimate_counts(sweep, "flat_border", Launch((8192, 1, 1), (256, 1, 1), 0, {"1": 1024, "2": 1 << 21}))
+    big = estimate_counts(bind(sweep, "flat_border", Launch((8192, 1, 1), (256, 1, 1), 0, {"1": 1024, "2": 1 << 21})))
     assert "sampled" in big.method and not any(big.counts.exact["flat_border"].values())
     assert any("rem" in r for r in big.reasons["flat_border"].values())
     assert at_markers(sweep, big, "flat_border")[14][0] == pytest.approx(2 * 2048, rel=0.25)  # 2048 rows
@@ -139,7 +140,7 @@ def test_control_not_affine_in_the_cta_index_is_exact_when_small_and_flagged_whe
 
 def test_time_budget_stops_and_flags_what_it_did_not_count(sweep):
     launch = Launch((64, 1, 1), (256, 1, 1), 0, {"2": 1 << 14})
-    est = estimate_counts(sweep, "reduce_sum", launch, max_seconds=1e-9)
+    est = estimate_counts(bind(sweep, "reduce_sum", launch), max_seconds=1e-9)
     assert "time budget" in est.method and not est.exact
     cfg = build_cfg(sweep.function("reduce_sum"))
     assert est.counts.counts["reduce_sum"][cfg.entry] == pytest.approx(64 * 256)
@@ -149,7 +150,7 @@ def test_time_budget_stops_and_flags_what_it_did_not_count(sweep):
 def test_straight_line_kernel_with_data_branches_is_interpreted_not_estimated():
     module = parse_file(DATA / "straight_line.ptx")
     launch = Launch((108, 1, 1), (128, 1, 1), 0, {"3": 1.0})
-    est = estimate_counts(module, "straight_line", launch, max_seconds=60)
+    est = estimate_counts(bind(module, "straight_line", launch), max_seconds=60)
     counts = est.counts.counts["straight_line"]
     cfg = build_cfg(module.function("straight_line"))
     assert "interpreted" in est.method and "budget" not in est.method
@@ -177,22 +178,22 @@ def test_cta_index_passed_to_a_device_function_is_not_taken_for_uniform():
     """``min(blockDim.x, n - blockIdx.x * blockDim.x)`` through a call (nvcc -G): CTAs differ."""
     module = parse_file(FIXTURES / "nvcc" / "sm_80" / "G" / "dynamic_shared.ptx")
     kernel = "_Z18dyn_shared_reverseIfEvPT_i"
-    est = estimate_counts(module, kernel, Launch((3, 1, 1), (64, 1, 1), 256, {"1": 150}))
+    est = estimate_counts(bind(module, kernel, Launch((3, 1, 1), (64, 1, 1), 256, {"1": 150})))
     body = next(b.id for b in build_cfg(module.function(kernel)).blocks if "$L__BB2_1" in b.labels)
     assert est.counts.counts[kernel][body] == 150 and est.exact  # 64 + 64 + 22 threads copy an element
-    big = estimate_counts(module, kernel, Launch((8192, 1, 1), (256, 1, 1), 1024, {"1": 2_000_000}))
+    big = estimate_counts(bind(module, kernel, Launch((8192, 1, 1), (256, 1, 1), 1024, {"1": 2_000_000})))
     assert not big.exact and any("min.s32" in r for r in big.reasons[kernel].values())  # min is not affine
 
 
 def test_cta_dependence_through_device_functions_stays_exact(sweep):
     """The index returned by one call and compared in another (both not inlined)."""
     for grid, n in [(3, 700), (70_000, 17_000_003)]:
-        est = estimate_counts(sweep, "guard_via_calls", Launch((grid, 1, 1), (256, 1, 1), 0, {"1": n}))
+        est = estimate_counts(bind(sweep, "guard_via_calls", Launch((grid, 1, 1), (256, 1, 1), 0, {"1": n})))
         assert at_markers(sweep, est, "guard_via_calls")[15] == (n, True) and est.exact
         assert "classes" in est.method
     emulator = pytest.importorskip("ptxstatic.emulator")
     launch = Launch((3, 1, 1), (256, 1, 1), 0, {"0": Buffer("f32", 768), "1": 700})
-    assert estimate_counts(sweep, "guard_via_calls", launch).counts.counts == emulator.emulate(
+    assert estimate_counts(bind(sweep, "guard_via_calls", launch)).counts.counts == emulator.emulate(
         sweep, "guard_via_calls", launch).counts.counts
 
 

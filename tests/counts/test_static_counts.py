@@ -16,6 +16,7 @@ from ptxstatic.block_counts import BlockCounts
 from ptxstatic.counts.static.estimate import estimate_counts
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.launch import Launch
+from ptxstatic.ptx.launch_binding import bind
 from ptxstatic.ptx.parser import parse_file
 
 DATA = TEST_DATA / "static"
@@ -65,7 +66,7 @@ CASES = [
 
 @pytest.mark.parametrize(("kernel", "grid", "block", "args", "expected"), CASES)
 def test_hand_derived_counts(counted, kernel, grid, block, args, expected):
-    est = estimate_counts(counted, kernel, Launch(grid, block, 0, args))
+    est = estimate_counts(bind(counted, kernel, Launch(grid, block, 0, args)))
     got = {}
     for fn in est.counts.counts:
         got.update(at_markers(counted, est, fn))
@@ -74,7 +75,7 @@ def test_hand_derived_counts(counted, kernel, grid, block, args, expected):
 
 
 def test_entry_and_exit_blocks_count_every_thread(counted):
-    est = estimate_counts(counted, "guard_parity", Launch((3, 1, 1), (32, 1, 1), 0, {"1": 70}))
+    est = estimate_counts(bind(counted, "guard_parity", Launch((3, 1, 1), (32, 1, 1), 0, {"1": 70})))
     cfg = build_cfg(counted.function("guard_parity"))
     counts = est.counts.counts["guard_parity"]
     assert counts[cfg.entry] == 96
@@ -82,7 +83,7 @@ def test_entry_and_exit_blocks_count_every_thread(counted):
 
 
 def test_data_dependent_blocks_are_flagged(counted):
-    est = estimate_counts(counted, "data_branch", Launch((2, 1, 1), (32, 1, 1), 0, {"2": 40}))
+    est = estimate_counts(bind(counted, "data_branch", Launch((2, 1, 1), (32, 1, 1), 0, {"2": 40})))
     marks = at_markers(counted, est, "data_branch")
     # before the data branch and after both data-dependent constructs: exact
     assert marks[9] == (40.0, True)
@@ -99,47 +100,47 @@ def test_data_dependent_blocks_are_flagged(counted):
 
 
 def test_cta_independent_launch_scales_one_cta(counted):
-    est = estimate_counts(counted, "nested_param_block", Launch((100_000, 1, 1), (20, 1, 1), 0, {"1": 3}))
+    est = estimate_counts(bind(counted, "nested_param_block", Launch((100_000, 1, 1), (20, 1, 1), 0, {"1": 3})))
     assert est.method.startswith("one CTA")
     assert at_markers(counted, est, "nested_param_block")[4] == (100_000 * 3 * 210.0, True)
 
 
 def test_huge_cta_dependent_launch_is_counted_exactly_by_classes_of_ctas(counted):
-    est = estimate_counts(counted, "guard_parity", Launch((100_000, 1, 1), (32, 1, 1), 0, {"1": 70}))
+    est = estimate_counts(bind(counted, "guard_parity", Launch((100_000, 1, 1), (32, 1, 1), 0, {"1": 70})))
     assert "classes" in est.method
     assert at_markers(counted, est, "guard_parity") == {0: (70.0, True), 1: (24.0, True), 2: (46.0, True)}
     assert est.exact
 
 
 def test_budget_exhaustion_falls_back_to_flagged_frequencies(counted):
-    est = estimate_counts(counted, "nested_param_block", Launch((2, 1, 1), (20, 1, 1), 0, {"1": 3}), max_work=10)
+    est = estimate_counts(bind(counted, "nested_param_block", Launch((2, 1, 1), (20, 1, 1), 0, {"1": 3})), max_work=10)
     assert "budget" in est.method and "branch-probability" in est.method
     assert all(not e for e in est.counts.exact["nested_param_block"].values())
     assert est.counts.counts["nested_param_block"][0] == pytest.approx(40.0)
 
 
 def test_missing_scalar_argument_makes_its_branches_estimates(counted):
-    est = estimate_counts(counted, "grid_stride", Launch((3, 1, 1), (32, 1, 1), 0, {}))
+    est = estimate_counts(bind(counted, "grid_stride", Launch((3, 1, 1), (32, 1, 1), 0, {})))
     assert any("not given" in n for n in est.notes)
     assert not est.exact
 
 
 def test_parameters_by_name_index_or_short_form(counted):
     launches = [{"grid_stride_param_1": 500}, {"1": 500}, {"param_1": 500}]
-    results = [estimate_counts(counted, "grid_stride", Launch((2, 1, 1), (64, 1, 1), 0, a)).counts.counts
+    results = [estimate_counts(bind(counted, "grid_stride", Launch((2, 1, 1), (64, 1, 1), 0, a))).counts.counts
                for a in launches]
     assert results[0] == results[1] == results[2]
 
 
 def test_bad_input_is_a_user_error(counted):
     with pytest.raises(PtxstaticError, match="no kernel named"):
-        estimate_counts(counted, "nope", Launch())
+        estimate_counts(bind(counted, "nope", Launch()))
     with pytest.raises(PtxstaticError, match="no parameter 'x'"):
-        estimate_counts(counted, "grid_stride", Launch(args={"x": 1}))
+        estimate_counts(bind(counted, "grid_stride", Launch(args={"x": 1})))
 
 
 def test_counts_round_trip_as_block_counts_json(counted, tmp_path):
-    est = estimate_counts(counted, "data_branch", Launch((2, 1, 1), (32, 1, 1), 0, {"2": 40}))
+    est = estimate_counts(bind(counted, "data_branch", Launch((2, 1, 1), (32, 1, 1), 0, {"2": 40})))
     path = tmp_path / "counts.json"
     est.counts.save(path)
     back = BlockCounts.load(path)
@@ -163,8 +164,8 @@ def test_fast_forward_gives_the_same_counts_as_stepping(kernel, variant):
     module = parse_file(CORPUS / variant / "loops.ptx")
     grid, block, args = LOOP_LAUNCHES[kernel]
     launch = Launch(grid, block, 0, args)
-    fast = estimate_counts(module, kernel, launch)
-    slow = estimate_counts(module, kernel, launch, fast_forward=False)
+    fast = estimate_counts(bind(module, kernel, launch))
+    slow = estimate_counts(bind(module, kernel, launch), fast_forward=False)
     assert fast.counts.counts == slow.counts.counts
     assert fast.exact and slow.exact
 
@@ -177,7 +178,7 @@ def test_corpus_trip_counts_from_the_source_comments():
         ("loop_block_stride", Launch((5, 1, 1), (64, 1, 1), 0, {"1": 1000}), 5 * 1000),
         ("loop_over_blocks", Launch((7, 1, 1), (32, 1, 1), 0, {}), None),
     ]:
-        est = estimate_counts(module, kernel, launch)
+        est = estimate_counts(bind(module, kernel, launch))
         cfg = build_cfg(module.function(kernel))
         assert est.exact
         if per_loop is not None:
@@ -204,7 +205,7 @@ def test_exact_blocks_equal_emulated_counts(counted):
     }
     for kernel, launch in launches.items():
         emulated = emulator.emulate(counted, kernel, launch).counts
-        est = estimate_counts(counted, kernel, launch).counts
+        est = estimate_counts(bind(counted, kernel, launch)).counts
         for fn, blocks in emulated.counts.items():
             for b, c in blocks.items():
                 if est.exact[fn][b]:

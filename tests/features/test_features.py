@@ -19,6 +19,7 @@ from ptxstatic.features.divergence import global_accesses
 from ptxstatic.features.portable import features_from_counts, features_markdown, is_arithmetic, memory_traffic
 from ptxstatic.hardware.occupancy import gpu_spec, occupancy
 from ptxstatic.launch import Launch
+from ptxstatic.ptx.launch_binding import bind
 from ptxstatic.ptx.parser import parse_file
 from ptxstatic.toolchain.ptxas import parse_verbose, ptxas_stats
 
@@ -74,7 +75,7 @@ def test_opcode_classes():
 def test_guard_parity_features_by_hand(counted):
     # grid 3 x 32, n = 70 (see test_static_counts): blocks of 8, 11, 4, 3 and 1 instructions entered by
     # 96, 70, 46, 24 and 96 threads
-    counts = estimate_counts(counted, "guard_parity", Launch((3, 1, 1), (32, 1, 1), 0, {"1": 70})).counts
+    counts = estimate_counts(bind(counted, "guard_parity", Launch((3, 1, 1), (32, 1, 1), 0, {"1": 70}))).counts
     f = features_from_counts(counted, "guard_parity", counts)
     assert f["threads_per_cta"] == 32 and f["ctas"] == 3
     assert f["instructions"] == 8 * 96 + 11 * 70 + 4 * 46 + 3 * 24 + 96
@@ -91,7 +92,7 @@ def test_guard_parity_features_by_hand(counted):
 
 
 def test_features_need_matching_counts(counted):
-    counts = estimate_counts(counted, "guard_parity", Launch((1, 1, 1), (32, 1, 1), 0, {"1": 7})).counts
+    counts = estimate_counts(bind(counted, "guard_parity", Launch((1, 1, 1), (32, 1, 1), 0, {"1": 7}))).counts
     with pytest.raises(PtxstaticError, match="not for kernel"):
         features_from_counts(counted, "grid_stride", counts)
 
@@ -112,7 +113,7 @@ def test_strides_from_the_source():
 
 def test_divergence_counts_only_thread_dependent_conditions():
     module = parse_file(ROOT / "tests" / "fixtures" / "ptx" / "nvcc" / "sm_80" / "plain" / "loops.ptx")
-    counts = estimate_counts(module, "loop_over_blocks", Launch((3, 1, 1), (32, 1, 1), 0, {})).counts
+    counts = estimate_counts(bind(module, "loop_over_blocks", Launch((3, 1, 1), (32, 1, 1), 0, {}))).counts
     f = features_from_counts(module, "loop_over_blocks", counts)
     # the loop runs gridDim.x times and the store is guarded by blockIdx.x == 0: nothing depends on tid
     assert f["branches"] > 0 and f["divergent_branch_fraction"] == 0.0
@@ -169,7 +170,7 @@ def test_ptxas_statistics_are_cached(tmp_path, counted):
     assert stats["guard_parity"].spill_stores == 0
     assert len(list(tmp_path.iterdir())) == 1
     assert ptxas_stats(text, "sm_80", cache=tmp_path) == stats
-    counts = estimate_counts(counted, "guard_parity", Launch((264, 1, 1), (256, 1, 1), 0, {"1": 9})).counts
+    counts = estimate_counts(bind(counted, "guard_parity", Launch((264, 1, 1), (256, 1, 1), 0, {"1": 9}))).counts
     f = features_from_counts(counted, "guard_parity", counts, gpu=gpu_spec("h100"), ptxas=stats)
     assert stats["guard_parity"].registers <= 32  # so 8 blocks of 8 warps fill the 64 warp slots
     assert f["blocks_per_sm"] == 8 and f["waves"] == pytest.approx(264 / (8 * 132))
@@ -218,7 +219,7 @@ def test_commands_report_bad_input_without_traceback():
 def test_features_read_profile_output(tmp_path):
     """`ptxstatic profile` writes the block counts under "counts", next to the device and launch."""
     module = parse_file(COUNTED)
-    counts = estimate_counts(module, "guard_parity", Launch((3, 1, 1), (32, 1, 1), 0, {"1": 70})).counts
+    counts = estimate_counts(bind(module, "guard_parity", Launch((3, 1, 1), (32, 1, 1), 0, {"1": 70}))).counts
     path = tmp_path / "profile.json"
     path.write_text(json.dumps({"kernel": "guard_parity", "device": "test", "counts": counts.to_dict()}))
     p = run("features", str(COUNTED), "-k", "guard_parity", "--counts", str(path), "--format", "json")

@@ -15,6 +15,7 @@ from ptxstatic.features.portable import features_from_counts
 from ptxstatic.hardware.figures import gpu_figures
 from ptxstatic.hardware.issue_rates import issue_rate
 from ptxstatic.launch import Launch
+from ptxstatic.ptx.launch_binding import bind
 from ptxstatic.ptx.parser import parse_file
 
 LOOPS = FIXTURES / "nvcc" / "sm_80" / "plain" / "loops.ptx"
@@ -69,7 +70,7 @@ def test_executed_sequence_agrees_with_block_count_features(loops) -> None:
     sequence equal the totals of the block-count features (two independent implementations)."""
     launch = Launch((4, 1, 1), (64, 1, 1))
     launch.args.update({"2": 256, "3": 37})  # rows = threads, 37 columns
-    est = estimate_counts(loops, "loop_row_sum", launch)
+    est = estimate_counts(bind(loops, "loop_row_sum", launch))
     assert est.exact
     seq = executed_sequence(loops, "loop_row_sum", est.counts.counts)
     mine = intensity_features(seq.compact)

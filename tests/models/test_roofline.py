@@ -14,6 +14,7 @@ from ptxstatic.hardware.figures import GPU_FIGURES, gpu_figures
 from ptxstatic.launch import Launch
 from ptxstatic.models.inference.roofline import roofline_time
 from ptxstatic.ptx import parse_file
+from ptxstatic.ptx.launch_binding import bind
 
 PTX = ROOT / "tests" / "data" / "predict" / "roofline.ptx"
 TITANX = gpu_figures("gtxtitanx")
@@ -26,7 +27,7 @@ def module():
 
 def estimate(module, kernel: str, grid: int, args: dict, figures=TITANX, f_mem: float = 3505, f_core: float = 1164):
     launch = Launch((grid, 1, 1), (256, 1, 1), args=dict(args))
-    counts = estimate_counts(module, kernel, launch)
+    counts = estimate_counts(bind(module, kernel, launch))
     return roofline_time(launch_work(module, counts.counts, figures), figures, f_mem, f_core, overlap=4.0)
 
 

@@ -21,6 +21,7 @@ from ptxstatic.config import Config
 from ptxstatic.counts.static.estimate import estimate_counts
 from ptxstatic.features.intensity import DEFAULT_TRIPS
 from ptxstatic.predict import predict_module
+from ptxstatic.ptx.launch_binding import bind
 from ptxstatic.ptx.parser import parse_file
 from ptxstatic.report.block_graph import block_graph_svg, dot_source
 from ptxstatic.report.file_report import file_report
@@ -97,7 +98,7 @@ def test_the_default_clocks_are_marked(built: Built):
 def test_blocks_carry_the_static_counts_and_loops(built: Built):
     module = parse_file(str(KERNELS_PTX))
     matmul = next(k for k in built.report.kernels if k.name == "matmul_tiled")
-    counts = estimate_counts(module, "matmul_tiled", LAUNCH).counts.of("matmul_tiled")
+    counts = estimate_counts(bind(module, "matmul_tiled", LAUNCH)).counts.of("matmul_tiled")
     assert {b.id: b.count for b in matmul.blocks} == counts
     in_loop = [b for b in matmul.blocks if b.loop_depth == 1]
     assert len(in_loop) == 1

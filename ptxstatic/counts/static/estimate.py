@@ -29,9 +29,7 @@ from ptxstatic.launch import Buffer, Launch
 from ptxstatic.limits import STATIC_CLASS_CTAS, STATIC_MAX_SECONDS, STATIC_MAX_THREADS, STATIC_MAX_WORK
 from ptxstatic.ptx.ast import Function, Module, VarDecl
 from ptxstatic.ptx.dtypes import U64, Unsupported
-from ptxstatic.ptx.params import bind_args
-from ptxstatic.toolchain.cxx_params import bind_launch
-from ptxstatic.toolchain.demangle import find_kernel
+from ptxstatic.ptx.launch_binding import BoundLaunch
 
 CHUNK_THREADS = 1 << 15  #: threads interpreted together (whole CTAs)
 
@@ -102,7 +100,7 @@ def symbol_tags(module: Module, kernel: Function) -> dict[str, int]:
 
 def kernel_params(kernel: Function, launch: Launch, tags: dict[str, int]) -> tuple[dict, list[str]]:
     """Parameter-space contents at kernel entry, and notes on parameters left unknown."""
-    given = bind_args(kernel, launch.args)
+    given = launch.args  # bound: keyed by PTX parameter name
     params: dict = {}
     notes = []
     for decl in kernel.params or ():
@@ -260,16 +258,15 @@ def measured_counts(module: Module, kernel: Function, profile: BlockCounts) -> d
     return out
 
 
-def estimate_counts(module: Module, kernel_name: str, launch: Launch, *, max_work: float = STATIC_MAX_WORK,
+def estimate_counts(bound: BoundLaunch, *, max_work: float = STATIC_MAX_WORK,
                     fast_forward: bool = True, max_seconds: float = STATIC_MAX_SECONDS,
                     profile: BlockCounts | None = None) -> StaticEstimate:
-    """Block execution counts (summed over threads) of ``kernel_name`` and the functions it calls.
+    """Block execution counts (summed over threads) of the bound kernel and the functions it calls.
 
     ``max_seconds`` bounds the interpretation; past it the threads not yet counted get branch-probability
     frequencies and every block they reach is flagged. ``profile``: block counts measured in a run of the
     kernel (any launch), whose branch shares split the data-dependent branches (still flagged)."""
-    kernel = find_kernel(module, kernel_name)
-    launch = bind_launch(module, kernel, launch.validate())
+    module, kernel, launch = bound.module, bound.kernel, bound.launch
     n_cta, tpb = launch.blocks, launch.threads_per_block
     aff = cta_affinity(module, kernel)
     measured = measured_counts(module, kernel, profile) if profile is not None else None

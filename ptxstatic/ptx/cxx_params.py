@@ -12,18 +12,9 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from ptxstatic.launch import Launch
 from ptxstatic.limits import CXX_SOURCE_BYTES
 from ptxstatic.ptx.ast import FileDirective, Function, LocDirective, Module
-from ptxstatic.ptx.params import bind_args
-from ptxstatic.toolchain.demangle import demangle, spellings
-
-
-def bind_launch(module: Module, kernel: Function, launch: Launch) -> Launch:
-    """``launch`` with its arguments keyed by PTX parameter name (given by PTX or C++ name, or index) and
-    checked against the parameters' types (:func:`~ptxstatic.ptx.params.bind_args`)."""
-    args = bind_args(kernel, launch.args, lambda: cxx_param_names(module, kernel))
-    return Launch(launch.grid, launch.block, launch.shared_bytes, args)
+from ptxstatic.ptx.kernels import demangle, spellings
 
 
 def cxx_param_names(module: Module, kernel: Function) -> list[str | None]:
