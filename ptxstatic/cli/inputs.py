@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import click
 
 from ptxstatic.errors import PtxstaticError, SourceError
+from ptxstatic.loader import STDIN, read_input
 from ptxstatic.ptx.ast import Function, Module
 from ptxstatic.ptx.kernels import find_kernels
-from ptxstatic.ptx.parser import ModuleStream, parse_text, read_ptx
+from ptxstatic.ptx.parser import ModuleStream, parse_text
 from ptxstatic.ptx.validate import ModuleChecker, apply, validate_module
-from ptxstatic.toolchain.nvcc import compile_to_ptx
 
 PTX_SUFFIXES = (".ptx",)
 CUDA_SUFFIXES = (".cu",)
@@ -52,31 +51,10 @@ def _dangling_message(path: Path) -> str:
     return f"{path}: dangling symbolic link (to {os.readlink(path)}, which does not exist)"
 
 
-def read_stdin() -> str:
-    """Standard input as text: UTF-8 without NUL bytes, else a one-line :class:`SourceError`."""
-    data = sys.stdin.buffer.read()
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise SourceError("<stdin>", data[: exc.start].count(b"\n") + 1, 1,
-                          f"input is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}): "
-                          "expected PTX") from None
-    if "\0" in text:
-        at = text.index("\0")
-        raise SourceError("<stdin>", text[:at].count("\n") + 1, 1,
-                          f"input is binary (a NUL byte at offset {at}): expected PTX text")
-    return text
-
-
 def read(path: str, nvcc_flags: str) -> tuple[str, str]:
     """(PTX text, the name to show) of one input: ``-`` is standard input, ``.cu`` is compiled with nvcc."""
-    if path == "-":
-        return read_stdin(), "<stdin>"
-    if _dangling(Path(path)):
-        raise PtxstaticError(_dangling_message(Path(path)))
-    if path.endswith(CUDA_SUFFIXES):
-        return compile_to_ptx(path, nvcc_flags), path
-    return read_ptx(path), path
+    text, _ = read_input(path, nvcc_flags)
+    return text, "<stdin>" if path == STDIN else path
 
 
 def load(path: str, nvcc_flags: str, recover: bool, kernel: str | None = None) -> Module:

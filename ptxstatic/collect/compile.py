@@ -10,9 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ptxstatic.errors import PtxstaticError
+from ptxstatic.loader import load_module
 from ptxstatic.ptx.ast import Module
-from ptxstatic.ptx.parser import parse_text
-from ptxstatic.toolchain.nvcc import compile_to_ptx
 
 
 @dataclass(frozen=True)
@@ -29,15 +28,8 @@ class CompiledSource:
 
 def compile_source(path: Path, arch: str, flags: str = "") -> CompiledSource:
     """PTX of a ``.cu`` file (``nvcc -ptx -arch=ARCH FLAGS``) or the text of a ``.ptx`` file, parsed."""
-    if path.suffix == ".ptx":
-        try:
-            text = path.read_text()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise PtxstaticError(f"{path}: cannot read: {exc}") from None
-    else:
-        text = compile_to_ptx(path, f"-arch={arch} {flags}".strip())
-    module = parse_text(text, str(path))
-    return CompiledSource(path, arch, text, module, hashlib.sha256(text.encode()).hexdigest())
+    loaded = load_module(str(path), f"-arch={arch} {flags}".strip(), validate=False)
+    return CompiledSource(path, arch, loaded.text, loaded.module, hashlib.sha256(loaded.text.encode()).hexdigest())
 
 
 Compiled = CompiledSource | PtxstaticError

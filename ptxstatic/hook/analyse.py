@@ -107,7 +107,8 @@ class Analysis(threading.Thread):
     def _analyse(self, captured: Captured) -> None:
         from ptxstatic.errors import PtxstaticError
         from ptxstatic.findings import Severity
-        from ptxstatic.ptx.parser import flush_shape_cache, parse_file
+        from ptxstatic.loader import load_module
+        from ptxstatic.ptx.parser import flush_shape_cache
         from ptxstatic.report.diagnostics import format_findings
         from ptxstatic.rules.engine import lint_module
         from ptxstatic.user_cache import keep_copy
@@ -115,7 +116,7 @@ class Analysis(threading.Thread):
         self._done.add(captured.stem)
         source = next((i for i in self.cmd.inputs if Path(i).stem == captured.stem), captured.stem)
         try:
-            module = parse_file(captured.path)
+            module = load_module(captured.path, validate=False).module
             flush_shape_cache()  # now, beside nvcc, rather than at exit after it
             shown = captured.path
             if not module.files:  # findings will point into the PTX: keep it where the user can open it

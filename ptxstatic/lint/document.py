@@ -180,10 +180,9 @@ def _key(cache: ResultCache, path: str, kind: str, content: bytes, config: Confi
 
 
 def _analyse_ptx(result: DocumentResult, text: str, config: Config) -> None:
-    from ptxstatic.ptx.parser import parse_text
-    from ptxstatic.ptx.validate import check
+    from ptxstatic.loader import load_module
 
-    module = check(parse_text(text, result.path, recover=True), text, recover=True)  # invalid functions left out
+    module = load_module(result.path, text=text, recover=True).module  # invalid functions left out
     result.problems += [Problem(e.file, e.line, e.column, e.message, _caret(e)) for e in module.errors]
     result.dependencies = [os.path.abspath(result.path)]
     result.dependencies += [os.path.abspath(f.path) for f in module.files.values() if os.path.isfile(f.path)]
@@ -193,8 +192,8 @@ def _analyse_ptx(result: DocumentResult, text: str, config: Config) -> None:
 
 def _analyse_cuda(result: DocumentResult, spec: CompileSpec, config: Config, text: str | None,
                   cancel: threading.Event | None) -> None:
-    from ptxstatic.ptx.parser import parse_text
-    from ptxstatic.toolchain.nvcc import NvccFailed, compile_ptx
+    from ptxstatic.loader import load_module
+    from ptxstatic.toolchain.nvcc import NvccFailed
     from ptxstatic.toolchain.process import ToolCancelled
 
     source = os.path.abspath(result.path)
@@ -205,7 +204,8 @@ def _analyse_cuda(result: DocumentResult, spec: CompileSpec, config: Config, tex
             Path(compiled_source).write_text(text, encoding="utf-8")
             args.append(f"-I{os.path.dirname(source)}")
         try:
-            compiled = compile_ptx(compiled_source, args, cwd=spec.directory, nvcc=spec.nvcc, cancel=cancel)
+            loaded = load_module(compiled_source, args, cwd=spec.directory, nvcc=spec.nvcc, cancel=cancel,
+                                 name=result.path + ".ptx", recover=True, validate=False, dependencies=True)
         except NvccFailed as exc:
             result.problems.append(_nvcc_problem(result.path, exc, compiled_source))
             return
@@ -216,9 +216,9 @@ def _analyse_cuda(result: DocumentResult, spec: CompileSpec, config: Config, tex
             return
         if cancel is not None and cancel.is_set():  # cancelled as nvcc finished: skip the parse and the rules
             raise ToolCancelled(f"{result.path}: cancelled")
-        module = parse_text(compiled.text, result.path + ".ptx", recover=True)
+        module = loaded.module
         result.problems += [Problem(result.path, message=f"nvcc's PTX cannot be parsed: {e}") for e in module.errors]
-        result.dependencies = [source if d == compiled_source else d for d in compiled.dependencies]
+        result.dependencies = [source if d == compiled_source else d for d in loaded.dependencies]
         result.module = module
         if text is not None:
             result.aliases[compiled_source] = source
@@ -226,7 +226,7 @@ def _analyse_cuda(result: DocumentResult, spec: CompileSpec, config: Config, tex
     if text is not None:
         result.findings = [_moved(f, compiled_source, source) for f in result.findings]
     if any(f.source is None for f in result.findings):  # they point into the PTX: keep it to be opened
-        kept = keep_copy(compiled.text.encode(), Path(source).stem, "ptx", HOOK_KEPT_PTX_FILES)
+        kept = keep_copy(loaded.text.encode(), Path(source).stem, "ptx", HOOK_KEPT_PTX_FILES)
         if kept is not None:
             result.findings = [_moved(f, module.filename, str(kept)) for f in result.findings]
             result.dependencies.append(str(kept))

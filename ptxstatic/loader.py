@@ -1,0 +1,90 @@
+"""The one way from an input to a parsed module: a ``.ptx`` file, a ``.cu`` file (compiled with nvcc, with
+the flags given and the headers it read), standard input (``-``), or text the caller holds (an editor's
+unsaved buffer, PTX the build just wrote). The command line, the nvcc hook, the language server, ``check``
+and ``collect`` all load through :func:`load_module`.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from ptxstatic.errors import PtxstaticError, SourceError
+from ptxstatic.ptx.ast import Module
+from ptxstatic.ptx.parser import parse_text, read_ptx
+from ptxstatic.ptx.validate import check
+from ptxstatic.toolchain.nvcc import DEFAULT_FLAGS, compile_ptx
+
+CUDA_SUFFIXES = (".cu", ".cuh")
+STDIN = "-"
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """A parsed input: the module (its errors in ``module.errors`` when loaded with recovery), the PTX text
+    and the files it was made from (the ``.ptx`` file, or the ``.cu`` file and every header nvcc read)."""
+
+    module: Module
+    text: str
+    dependencies: tuple[str, ...]
+
+
+def nvcc_args(flags: str | list[str] | None) -> list[str]:
+    """nvcc's arguments from a flag string (``-arch=sm_90 -lineinfo``) or a list; the default flags without."""
+    if flags is None:
+        return shlex.split(DEFAULT_FLAGS)
+    return shlex.split(flags) if isinstance(flags, str) else list(flags)
+
+
+def read_input(path: str, flags: str | list[str] | None = None, *, text: str | None = None,
+               cwd: str | None = None, nvcc: str | None = None, cancel: threading.Event | None = None,
+               dependencies: bool = False) -> tuple[str, tuple[str, ...]]:
+    """(PTX text, the files it was made from) of one input. ``text``: the content of a ``.ptx`` input the
+    caller already holds; a ``.cu`` input is compiled from ``path`` in ``cwd`` with ``nvcc`` (default: the one
+    on the PATH), cancelled when ``cancel`` is set."""
+    if path == STDIN:
+        return read_stdin(), ()
+    if path.endswith(CUDA_SUFFIXES):
+        compiled = compile_ptx(path, nvcc_args(flags), cwd=cwd, nvcc=nvcc, dependencies=dependencies,
+                               cancel=cancel)
+        return compiled.text, compiled.dependencies
+    if text is not None:
+        return text, (os.path.abspath(path),)
+    p = Path(path)
+    if p.is_symlink() and not p.exists():
+        raise PtxstaticError(f"{path}: dangling symbolic link (to {os.readlink(p)}, which does not exist)")
+    return read_ptx(path), (os.path.abspath(path),)
+
+
+def load_module(path: str, flags: str | list[str] | None = None, *, text: str | None = None, name: str | None = None,
+                cwd: str | None = None, nvcc: str | None = None, cancel: threading.Event | None = None,
+                recover: bool = False, validate: bool = True, dependencies: bool = False) -> Loaded:
+    """Read (see :func:`read_input`), parse and, with ``validate``, validate one input as ptxas would. Without
+    ``recover`` the first error is raised; with it, errors go to ``module.errors`` and the functions that have
+    them are left out. ``name``: the module's file name (default: the input's, ``<stdin>`` for ``-``)."""
+    ptx, deps = read_input(path, flags, text=text, cwd=cwd, nvcc=nvcc, cancel=cancel, dependencies=dependencies)
+    shown = name or ("<stdin>" if path == STDIN else path)
+    module = parse_text(ptx, shown, recover=recover)
+    if validate:
+        check(module, ptx, recover=recover)
+    return Loaded(module, ptx, deps)
+
+
+def read_stdin() -> str:
+    """Standard input as text: UTF-8 without NUL bytes, else a one-line :class:`SourceError`."""
+    data = sys.stdin.buffer.read()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SourceError("<stdin>", data[: exc.start].count(b"\n") + 1, 1,
+                          f"input is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}): "
+                          "expected PTX") from None
+    if "\0" in text:
+        at = text.index("\0")
+        raise SourceError("<stdin>", text[:at].count("\n") + 1, 1,
+                          f"input is binary (a NUL byte at offset {at}): expected PTX text")
+    return text
