@@ -62,9 +62,10 @@ def load_models(gpu: str | None = None, model_path: str | None = None) -> Models
     dvfs = prediction_model(gpu, model_path, DEFAULT_GPU)
     name = str(dvfs.card.get("gpu")) if dvfs is not None else (gpu or DEFAULT_GPU)
     figures = known_figures(name)
-    if dvfs is None and figures is None:
+    if dvfs is None and (figures is None or not figures.has_rates):
+        estimable = ", ".join(g.name for g in GPU_FIGURES.values() if g.has_rates)
         raise PtxstaticError(f"{not_shipped(name, 'models')}; GPUs with published figures for an absolute "
-                             f"estimate: {', '.join(GPU_FIGURES)}")
+                             f"estimate: {estimable}")
     if dvfs is not None:
         dvfs.require_calibration()  # predict reports intervals, which an uncalibrated model cannot give
     return Models(dvfs, name, figures)
@@ -163,6 +164,9 @@ def _absolute(models: Models, module: Module, counts: BlockCounts | None, table:
         notes.append(f"no published figures for GPU {models.gpu!r}: no absolute time estimate")
         return None
     figures = models.figures
+    if not figures.has_rates:
+        notes.append(f"no published issue rates for {figures.arch} (GPU {models.gpu!r}): no absolute time estimate")
+        return None
     if table is not None:
         ref = table.clocks.reference
         f_mem, f_core = table.clocks.f_mem[ref], table.clocks.f_core[ref]

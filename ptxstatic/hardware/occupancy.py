@@ -59,7 +59,9 @@ GPUS: dict[str, GpuSpec] = {g.name: g for g in (
     GpuSpec("rtx3090", "sm_86", 82),
     GpuSpec("l4", "sm_89", 58),
     GpuSpec("rtx4090", "sm_89", 128),
+    GpuSpec("l40s", "sm_89", 142),
     GpuSpec("h100", "sm_90", 132),  # H100 SXM5
+    GpuSpec("h200", "sm_90", 132),  # H200 SXM
 )}
 
 

@@ -80,6 +80,13 @@ def test_no_clock_prediction_for_a_gpu_without_a_model():
     assert lint(STEM, "PS501", config=Config(gpu="h100", select=ON)) == []
 
 
+def test_no_roofline_class_on_an_architecture_without_published_issue_rates():
+    """The RTX 4090 and L40S have published memory and cache figures but sm_89 has no issue rates in
+    ``ISSUE_RATES``: PS502 says nothing rather than guess (or fail)."""
+    for gpu in ("rtx4090", "l40s", "4090"):
+        assert lint(STEM, "PS502", config=Config(gpu=gpu, select=ON)) == [], gpu
+
+
 def test_default_gpu_is_the_prediction_pipelines():
     from ptxstatic import predict
     from ptxstatic.rules import energy

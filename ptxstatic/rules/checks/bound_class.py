@@ -23,7 +23,7 @@ def memory_or_compute_bound(ctx: RuleContext) -> Iterator[Finding]:
 
     fn = ctx.function
     figures = known_figures(energy_gpu(ctx))
-    if not fn.is_kernel or figures is None or is_debug(ctx.module) or not ctx.instructions:
+    if not fn.is_kernel or figures is None or not figures.has_rates or is_debug(ctx.module) or not ctx.instructions:
         return
     ratio = math.expm1(intensity_features(loop_weighted_runs(fn), figures)["dram_to_issue"])
     if ratio >= ctx.option("memory-bound"):
