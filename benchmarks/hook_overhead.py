@@ -51,8 +51,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=5, help="timed runs of each kind per file")
     ap.add_argument("--flags", default="-c -arch=sm_90", help="nvcc flags")
-    ap.add_argument("--hook", default=f"{sys.executable} -m ptxstatic.hook.main",
-                    help="the hook command in front of nvcc (default: this Python running ptxstatic.hook.main)")
+    ap.add_argument("--hook", default=f"{sys.executable} -m ptxstatic.hook.launcher",
+                    help="the hook command in front of nvcc (default: this Python running ptxstatic.hook.launcher)")
     ap.add_argument("--all", action="store_true", help="include tests/cuda/unrolled.cu")
     ap.add_argument("--no-bytecode", action="store_true", help="keep no Python bytecode (PYTHONDONTWRITEBYTECODE=1)")
     args = ap.parse_args()

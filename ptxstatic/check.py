@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from ptxstatic.findings import Severity
 from ptxstatic.lint.baseline import judge, read_baseline, write_baseline
-from ptxstatic.lint.run import LintOptions, lint_paths
+from ptxstatic.lint.batch import LintOptions, lint_paths
 from ptxstatic.report.check_output import all_problems, github_report, json_report, problems_text, text_report
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2

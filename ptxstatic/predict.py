@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ptxstatic.block_counts import BlockCounts
-from ptxstatic.decisions.clocks import ScalingTable, min_energy, pareto_set
+from ptxstatic.decisions.clock_choice import ScalingTable, min_energy, pareto_set
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.features.intensity import DEFAULT_TRIPS, loop_weighted_runs
 from ptxstatic.features.work import launch_work

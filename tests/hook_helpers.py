@@ -33,7 +33,7 @@ def hook_launcher(directory: Path) -> Path:
     """An executable ``ptxstatic-nvcc`` that runs this checkout's hook (as the console script does)."""
     directory.mkdir(parents=True, exist_ok=True)
     script = directory / "ptxstatic-nvcc"
-    script.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m ptxstatic.hook.main "$@"\n')
+    script.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m ptxstatic.hook.launcher "$@"\n')
     script.chmod(script.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     return script
 

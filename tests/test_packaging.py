@@ -33,7 +33,7 @@ def built_wheel(tmp_path: Path) -> Path:
         assert f"ptxstatic/report/schemas/{command}.schema.json" in names
     assert "ptxstatic/report/templates/report.html.j2" in names
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
-    assert "ptxstatic-nvcc = ptxstatic.hook.main:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
+    assert "ptxstatic-nvcc = ptxstatic.hook.launcher:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
     return wheel
 
 

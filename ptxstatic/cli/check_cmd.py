@@ -45,7 +45,7 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: str | N
     from ptxstatic.check import CheckOptions, run_check
     from ptxstatic.files import write_atomic
     from ptxstatic.findings import Severity
-    from ptxstatic.lint.run import LintOptions
+    from ptxstatic.lint.batch import LintOptions
 
     lint = LintOptions(config=config_file, build_dir=build_dir, nvcc_flags=nvcc_flags, jobs=jobs,
                        use_cache=not no_cache)

@@ -17,6 +17,6 @@ def nvcc(strict: bool, command: tuple[str, ...]) -> None:
     (FILE:LINE:COL: warning: ... [PSnnn]). Steps that compile no CUDA pass straight through, and
     PTXSTATIC_DISABLE=1 turns the analysis off.
     """
-    from ptxstatic.hook.run import exit_like, run_hook
+    from ptxstatic.hook.build_step import exit_like, run_hook
 
     exit_like(run_hook(list(command), strict))

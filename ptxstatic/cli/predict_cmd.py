@@ -37,7 +37,7 @@ def predict(file: str, gpu: str | None, model_path: str | None, kernel: str | No
     published figures); without one, the kernel's program order is used, loop bodies weighted by depth.
     """
     from ptxstatic.cli.inputs import load
-    from ptxstatic.decisions.clocks import parse_fraction
+    from ptxstatic.decisions.clock_choice import parse_fraction
     from ptxstatic.predict import load_models, predict_module
     from ptxstatic.report.dvfs_prediction import prediction_text
     from ptxstatic.report.json_doc import json_document, kernel_entry

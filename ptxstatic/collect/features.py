@@ -5,9 +5,9 @@ kernel once on the device, reads the counter array back and folds it into
 :class:`~ptxstatic.block_counts.BlockCounts` (:func:`ptxstatic.counts.measured.block_counts`). The features are
 
 * the per-thread executed mix in the form the tree models read
-  (:func:`ptxstatic.features.sequence.features_from_sequence` of every block's instructions weighted by its
+  (:func:`ptxstatic.features.sequence_features.features_from_sequence` of every block's instructions weighted by its
   count per thread, with the launch and totals over threads) and the ISA-group shares
-  (:func:`~ptxstatic.features.sequence.group_histogram`);
+  (:func:`~ptxstatic.features.sequence_features.group_histogram`);
 * ``portable.*``: everything :func:`ptxstatic.features.portable.features_from_counts` gives for the counts
   (GPU Mangrove's twelve, groups and widths, divergence, strides, and with ``ptxas -v`` statistics
   registers, spills and occupancy on the measured GPU);
@@ -30,7 +30,7 @@ from ptxstatic.counts.measured import block_counts
 from ptxstatic.dataset.samples import KernelRecord
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.features.portable import features_from_counts
-from ptxstatic.features.sequence import features_from_sequence, group_histogram
+from ptxstatic.features.sequence_features import features_from_sequence, group_histogram
 from ptxstatic.gpu.device import Gpu
 from ptxstatic.hardware.occupancy import GpuSpec
 from ptxstatic.launch import Launch

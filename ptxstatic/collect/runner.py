@@ -4,7 +4,7 @@ For each sample not yet in the dataset: count blocks with one instrumented run (
 time the uninstrumented kernel and measure its energy (:mod:`ptxstatic.collect.measure`), and write
 everything in one transaction (:mod:`ptxstatic.dataset.samples`). A kernel that faults or is rejected is
 recorded as failed and the run goes on (after restarting the device's worker when the fault is sticky).
-Clocks change only under ``--clocks`` (:mod:`ptxstatic.collect.clocks`).
+Clocks change only under ``--clocks`` (:mod:`ptxstatic.collect.clock_settings`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from ptxstatic.collect.clocks import ClockGuard, Pair, parse_clocks, repair, setting_name, snap
+from ptxstatic.collect.clock_settings import ClockGuard, Pair, parse_clocks, repair, setting_name, snap
 from ptxstatic.collect.compile import CompiledSource, compile_all
 from ptxstatic.collect.features import count_blocks, kernel_record, loaded
 from ptxstatic.collect.manifest import BenchSpec, LaunchSpec, Manifest, load_manifest

@@ -18,7 +18,7 @@ from ptxstatic.analysis.sequence import Run
 from ptxstatic.dataset.store import ClockConfig, DatasetStore
 from ptxstatic.dvfs import TARGETS, ClockTable
 from ptxstatic.errors import PtxstaticError
-from ptxstatic.features.sequence import LAUNCH, PORTABLE, TOTALS, features_from_sequence
+from ptxstatic.features.sequence_features import LAUNCH, PORTABLE, TOTALS, features_from_sequence
 
 #: the absolute models' features on data with launches
 LAUNCH_PORTABLE = (*PORTABLE, *LAUNCH, *TOTALS)

@@ -34,7 +34,7 @@ from pathlib import Path
 from ptxstatic.analysis.sequence import SeqItem, producer_kind, run_length
 from ptxstatic.dataset.store import ClockConfig, DatasetStore, Measurement
 from ptxstatic.errors import PtxstaticError, SourceError
-from ptxstatic.features.sequence import features_from_sequence
+from ptxstatic.features.sequence_features import features_from_sequence
 from ptxstatic.ptx.isa import OpInfo, op_info
 
 AGGREGATED = re.compile(r"aggregated_dataset_(?P<gpu>.+)\.csv$")

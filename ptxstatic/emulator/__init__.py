@@ -4,7 +4,7 @@
 counts) or raises :class:`EmulationError`. See ``docs/emulator.md``.
 """
 
-from ptxstatic.emulator.errors import EmulationError
+from ptxstatic.emulator.faults import EmulationError
 from ptxstatic.emulator.observe import MemoryAccess, Observer
 from ptxstatic.emulator.simt import EMULATED, Emulation, emulate
 

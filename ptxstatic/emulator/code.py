@@ -15,7 +15,7 @@ import numpy as np
 
 from ptxstatic.analysis import graphs
 from ptxstatic.analysis.cfg import BlockGraph, build_cfg
-from ptxstatic.emulator.errors import EmulationError
+from ptxstatic.emulator.faults import EmulationError
 from ptxstatic.emulator.lanes import LANES
 from ptxstatic.emulator.memory import Device, Symbol, decl_size
 from ptxstatic.ptx.ast import (

@@ -12,7 +12,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ptxstatic.emulator.code import Op, Operands, Reader
-from ptxstatic.emulator.errors import EmulationError
+from ptxstatic.emulator.faults import EmulationError
 from ptxstatic.emulator.lanes import WARP, lanes
 from ptxstatic.emulator.observe import ATOMIC, LOAD, STORE, MemoryAccess
 from ptxstatic.emulator.state import Frame, atomic, by_space, read, write

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ptxstatic.emulator.errors import EmulationError
+from ptxstatic.emulator.faults import EmulationError
 from ptxstatic.emulator.lanes import WARP
 from ptxstatic.emulator.observe import Observer
 from ptxstatic.launch import Buffer, Launch

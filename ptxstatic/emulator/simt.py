@@ -34,7 +34,7 @@ from ptxstatic.emulator.code import (
     Code,
     compile_function,
 )
-from ptxstatic.emulator.errors import EmulationError
+from ptxstatic.emulator.faults import EmulationError
 from ptxstatic.emulator.lanes import WARP, lanes
 from ptxstatic.emulator.memory import Device
 from ptxstatic.emulator.observe import Observer

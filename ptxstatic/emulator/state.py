@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ptxstatic.emulator.errors import EmulationError
+from ptxstatic.emulator.faults import EmulationError
 from ptxstatic.emulator.lanes import LANES, WARP
 from ptxstatic.emulator.memory import GLOBAL_BASE, Device, split_generic
 from ptxstatic.launch import Launch

@@ -12,7 +12,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ptxstatic.emulator.code import Op, Operands
-from ptxstatic.emulator.errors import EmulationError
+from ptxstatic.emulator.faults import EmulationError
 from ptxstatic.emulator.lanes import LANES, lanes
 from ptxstatic.ptx.ast import Pair
 from ptxstatic.ptx.dtypes import np_type

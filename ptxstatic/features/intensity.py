@@ -23,7 +23,7 @@ import numpy as np
 from ptxstatic.analysis.cfg import BlockGraph, build_cfg
 from ptxstatic.analysis.sequence import Run, SeqItem, as_runs, kernel_sequence
 from ptxstatic.errors import PtxstaticError
-from ptxstatic.features.sequence import access_bytes
+from ptxstatic.features.sequence_features import access_bytes
 from ptxstatic.hardware.figures import GpuFigures, gpu_figures
 from ptxstatic.hardware.issue_rates import issue_rate
 from ptxstatic.ptx import isa

@@ -17,8 +17,8 @@ from ptxstatic import __version__
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.files import write_atomic
 from ptxstatic.findings import Finding, Severity, relative_path
+from ptxstatic.lint.batch import LintRun
 from ptxstatic.lint.document import DocumentResult
-from ptxstatic.lint.run import LintRun
 
 BASELINE_SCHEMA = 1
 

@@ -24,9 +24,9 @@ from pygls.uris import to_fs_path
 from ptxstatic import __version__
 from ptxstatic.limits import LSP_DEBOUNCE_S
 from ptxstatic.lint.document import kind_of
-from ptxstatic.lsp.analysis import Analysis, analyse
+from ptxstatic.lsp.document_state import Analysis, analyse
 from ptxstatic.lsp.kernels import kernel_spans
-from ptxstatic.report.lsp import SOURCE, diagnostics, hover_markdown, suppression_edit
+from ptxstatic.lsp.presentation import SOURCE, diagnostics, hover_markdown, suppression_edit
 
 
 @dataclass

@@ -11,8 +11,8 @@ from typing import Any
 from ptxstatic import __version__
 from ptxstatic.findings import Severity
 from ptxstatic.lint.baseline import Verdict
+from ptxstatic.lint.batch import LintRun
 from ptxstatic.lint.document import Problem
-from ptxstatic.lint.run import LintRun
 from ptxstatic.report.diagnostics import display_path, format_finding, position
 
 JSON_SCHEMA_VERSION = 1

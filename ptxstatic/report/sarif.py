@@ -18,8 +18,8 @@ from typing import Any
 from ptxstatic import __version__
 from ptxstatic.findings import Location, Severity
 from ptxstatic.lint.baseline import Verdict
+from ptxstatic.lint.batch import LintRun
 from ptxstatic.lint.document import Problem
-from ptxstatic.lint.run import LintRun
 from ptxstatic.report.check_output import all_problems
 from ptxstatic.rules.catalog import all_rules
 from ptxstatic.rules.registry import Rule

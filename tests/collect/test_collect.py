@@ -19,7 +19,7 @@ import jsonschema
 import pytest
 from helpers import needs_nvcc
 
-from ptxstatic.collect.clocks import META_KEY
+from ptxstatic.collect.clock_settings import META_KEY
 from ptxstatic.collect.runner import CollectOptions, collect
 from ptxstatic.emulator import emulate
 from ptxstatic.gpu.fake import ENV
@@ -406,7 +406,7 @@ def test_sigkill_during_a_sweep_is_repaired_by_the_next_run(suite, tmp_path):
 
 
 def test_bad_clock_lists_are_refused():
-    from ptxstatic.collect.clocks import parse_clocks
+    from ptxstatic.collect.clock_settings import parse_clocks
     from ptxstatic.errors import PtxstaticError
 
     supported = [(2619, 1005), (2619, 1755)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ptxstatic.decisions.clocks import ScalingTable, min_energy, pareto_set, parse_fraction
+from ptxstatic.decisions.clock_choice import ScalingTable, min_energy, pareto_set, parse_fraction
 from ptxstatic.dvfs import ClockTable
 from ptxstatic.errors import PtxstaticError
 

@@ -15,7 +15,7 @@ import json, sys
 from ptxstatic.config import Config
 from ptxstatic.ptx.parser import flush_shape_cache, parse_file
 from ptxstatic.rules.engine import lint_module
-import ptxstatic.hook.analyse, ptxstatic.hook.run
+import ptxstatic.hook.lint_thread, ptxstatic.hook.build_step
 module = parse_file(sys.argv[1])
 flush_shape_cache()
 findings = lint_module(module, Config())

@@ -11,7 +11,7 @@ from sklearn.ensemble import ExtraTreesClassifier, ExtraTreesRegressor
 from ptxstatic.analysis.sequence import SeqItem
 from ptxstatic.dvfs import ClockTable
 from ptxstatic.errors import PtxstaticError
-from ptxstatic.features.sequence import PORTABLE, features_from_sequence
+from ptxstatic.features.sequence_features import PORTABLE, features_from_sequence
 from ptxstatic.models.inference.tree_arrays import TreeEnsemble, export_trees
 from ptxstatic.models.training.baselines import GroupForest, MeanSurface, WuClusters
 from ptxstatic.models.training.forest import AbsoluteForest

@@ -15,7 +15,7 @@ import numpy as np
 from ptxstatic.analysis.sequence import Run, SeqItem
 from ptxstatic.dvfs import ClockTable
 from ptxstatic.errors import PtxstaticError
-from ptxstatic.features.sequence import GROUP_FEATURES, group_matrix
+from ptxstatic.features.sequence_features import GROUP_FEATURES, group_matrix
 from ptxstatic.models.inference.tree_arrays import TreeEnsemble
 
 Seq = Sequence[SeqItem] | Sequence[Run]

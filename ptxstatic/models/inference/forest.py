@@ -8,7 +8,7 @@ import numpy as np
 
 from ptxstatic.analysis.sequence import Run, SeqItem, as_runs
 from ptxstatic.errors import PtxstaticError
-from ptxstatic.features.sequence import features_from_sequence
+from ptxstatic.features.sequence_features import features_from_sequence
 from ptxstatic.models.inference.tree_arrays import TreeEnsemble
 
 

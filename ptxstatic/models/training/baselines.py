@@ -15,7 +15,7 @@ from sklearn.cluster import KMeans
 from sklearn.ensemble import ExtraTreesClassifier, ExtraTreesRegressor
 
 from ptxstatic.dvfs import ClockTable
-from ptxstatic.features.sequence import group_matrix
+from ptxstatic.features.sequence_features import group_matrix
 from ptxstatic.models.inference.baselines import GroupForestPredictor, Seq, WuPredictor
 from ptxstatic.models.inference.tree_arrays import export_trees
 

@@ -15,7 +15,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.ensemble import ExtraTreesRegressor
 from sklearn.model_selection import GridSearchCV, GroupKFold
 
-from ptxstatic.features.sequence import PORTABLE
+from ptxstatic.features.sequence_features import PORTABLE
 from ptxstatic.models.inference.forest import ForestPredictor
 from ptxstatic.models.inference.tree_arrays import export_trees
 

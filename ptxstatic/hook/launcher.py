@@ -44,7 +44,7 @@ def split_options(args: list[str]) -> tuple[bool, list[str]]:
 
 def main() -> None:
     strict, command = split_options(sys.argv[1:])
-    from ptxstatic.hook.run import exit_like, run_hook
+    from ptxstatic.hook.build_step import exit_like, run_hook
 
     exit_like(run_hook(command, strict), fast=True)
 

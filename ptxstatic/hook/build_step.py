@@ -85,7 +85,7 @@ def _run_with_analysis(cmd: NvccCommand, cwd: str, private: str, strict: bool) -
     capture.start()
     capture.scan()
     previous = _forward_signals(proc)
-    from ptxstatic.hook.analyse import Analysis
+    from ptxstatic.hook.lint_thread import Analysis
 
     analysis = Analysis(cmd, cwd, strict)
     analysis.start()
