@@ -10,13 +10,14 @@ import os
 import shlex
 import sys
 import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from ptxstatic.errors import PtxstaticError, SourceError
-from ptxstatic.ptx.ast import Module
-from ptxstatic.ptx.parser import parse_text, read_ptx
-from ptxstatic.ptx.validate import check
+from ptxstatic.ptx.ast import Function, Module
+from ptxstatic.ptx.parser import ModuleStream, parse_text, read_ptx
+from ptxstatic.ptx.validate import ModuleChecker, check
 from ptxstatic.toolchain.nvcc import DEFAULT_FLAGS, compile_ptx
 
 CUDA_SUFFIXES = (".cu", ".cuh")
@@ -72,6 +73,52 @@ def load_module(path: str, flags: str | list[str] | None = None, *, text: str | 
     if validate:
         check(module, ptx, recover=recover)
     return Loaded(module, ptx, deps)
+
+
+def load_stream(path: str, flags: str | list[str] | None = None) -> ModuleStream | ValidatedStream:
+    """One input as a stream of validated functions, parsed one at a time with recovery (memory holds one
+    function, not the file). An input that cannot be read or compiled at all gives an empty stream holding
+    its error; the other errors are in ``stream.module.errors`` as they are met."""
+    try:
+        text, _ = read_input(path, flags)
+        return ValidatedStream(ModuleStream(text, "<stdin>" if path == STDIN else path, recover=True), text)
+    except PtxstaticError as err:  # SourceError included
+        stream = ModuleStream("", path)
+        stream.module.errors.append(err)
+        return stream
+
+
+class ValidatedStream:
+    """A :class:`ModuleStream` whose functions are validated as they are parsed: a function with errors is
+    left out, and every error (the module's first, then each function's) goes to ``module.errors``."""
+
+    def __init__(self, stream: ModuleStream, text: str) -> None:
+        self.stream = stream
+        self.module = stream.module
+        self.deferred = stream.deferred
+        self.checker = ModuleChecker(self.module.filename, text)
+        heads = [d.head for d in stream.deferred]
+        for item in sorted([*self.module.items, *heads], key=lambda i: getattr(i, "line", 0)):
+            self.checker.item(item)
+        self.reported = len(self.checker.errors)
+        self.module.errors.extend(self.checker.errors)
+        self.finished = False
+        if not self.deferred:  # nothing more will come: the module's checks are complete
+            self._finish()
+
+    def functions(self, select: Callable[[Function], bool] | None = None) -> Iterator[Function]:
+        for fn in self.stream.functions(select):
+            errors = self.checker.check_function(fn)
+            self.module.errors.extend(errors)
+            if not errors:
+                yield fn
+        self._finish()
+
+    def _finish(self) -> None:
+        if not self.finished:
+            self.finished = True
+            self.checker.finish()
+            self.module.errors.extend(self.checker.errors[self.reported:])
 
 
 def read_stdin() -> str:

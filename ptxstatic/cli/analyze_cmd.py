@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import click
 
 from ptxstatic.cli import options
 from ptxstatic.cli.inputs import streams
-
-if TYPE_CHECKING:
-    from ptxstatic.ptx.ast import Function
 
 
 @click.command()
@@ -29,15 +24,11 @@ def analyze(ctx: click.Context, files: tuple[str, ...], kernel: str | None, func
     analysed, and the exit status is 2. Functions are read and analysed one at a time, so memory holds one
     function, not the file.
     """
-    from ptxstatic.analysis.cfg import call_sites
-    from ptxstatic.analysis.summary import summarize
-    from ptxstatic.ptx.kernels import designates
+    from ptxstatic.analyze import Selection, summaries
     from ptxstatic.report.analysis_text import function_summary, module_header
     from ptxstatic.report.json_doc import error_json, json_document, kernel_entry
 
-    def wanted(fn: Function) -> bool:
-        return (functions or fn.is_kernel) and (kernel is None or designates(fn.name, kernel))
-
+    selection = Selection(kernel, functions)
     failed = False
     results, kernels, errors = [], [], []
     for stream in streams(files, nvcc_flags):
@@ -50,14 +41,9 @@ def analyze(ctx: click.Context, files: tuple[str, ...], kernel: str | None, func
             click.echo(module_header(m))
         entry: dict = {"file": m.filename, "version": m.version, "target": list(m.target)}
         found = 0
-        edges = []
-        for fn in stream.functions(wanted if not call_graph else None):
+        edges: list[dict] = []
+        for s in summaries(stream, selection, edges if call_graph else None):
             shown = _echo_errors(m.errors, shown)
-            if call_graph:
-                edges += [{"caller": c.caller, "callee": c.callee, "line": c.line} for c in call_sites([fn])]
-                if not wanted(fn):
-                    continue
-            s = summarize(fn, m)
             kernels.append(kernel_entry(m.filename, s.name, s.to_dict()))
             found += 1
             if fmt == "text":

@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import click
 
 from ptxstatic.errors import PtxstaticError, SourceError
-from ptxstatic.loader import STDIN, read_input
-from ptxstatic.ptx.ast import Function, Module
+from ptxstatic.loader import STDIN, ValidatedStream, load_stream, read_input
+from ptxstatic.ptx.ast import Module
 from ptxstatic.ptx.kernels import find_kernels
 from ptxstatic.ptx.parser import ModuleStream, parse_text
-from ptxstatic.ptx.validate import ModuleChecker, apply, validate_module
+from ptxstatic.ptx.validate import apply, validate_module
 
 PTX_SUFFIXES = (".ptx",)
 CUDA_SUFFIXES = (".cu",)
@@ -86,39 +86,6 @@ def load(path: str, nvcc_flags: str, recover: bool, kernel: str | None = None) -
     return module
 
 
-class ValidatedStream:
-    """A :class:`ModuleStream` whose functions are validated as they are parsed: a function with errors is
-    left out, and every error (the module's first, then each function's) goes to ``module.errors``."""
-
-    def __init__(self, stream: ModuleStream, text: str) -> None:
-        self.stream = stream
-        self.module = stream.module
-        self.deferred = stream.deferred
-        self.checker = ModuleChecker(self.module.filename, text)
-        heads = [d.head for d in stream.deferred]
-        for item in sorted([*self.module.items, *heads], key=lambda i: getattr(i, "line", 0)):
-            self.checker.item(item)
-        self.reported = len(self.checker.errors)
-        self.module.errors.extend(self.checker.errors)
-        self.finished = False
-        if not self.deferred:  # nothing more will come: the module's checks are complete
-            self._finish()
-
-    def functions(self, select: Callable[[Function], bool] | None = None) -> Iterator[Function]:
-        for fn in self.stream.functions(select):
-            errors = self.checker.check_function(fn)
-            self.module.errors.extend(errors)
-            if not errors:
-                yield fn
-        self._finish()
-
-    def _finish(self) -> None:
-        if not self.finished:
-            self.finished = True
-            self.checker.finish()
-            self.module.errors.extend(self.checker.errors[self.reported:])
-
-
 def read_llvm_ir(path: str) -> str:
     """The text of an LLVM IR file (``.ll``)."""
     try:
@@ -151,10 +118,4 @@ def streams(paths: tuple[str, ...], nvcc_flags: str) -> Iterator[ModuleStream | 
     read or compiled at all gives an empty stream holding its error.
     """
     for path in expand(paths):
-        try:
-            text, name = read(path, nvcc_flags)
-            stream: ModuleStream | ValidatedStream = ValidatedStream(ModuleStream(text, name, recover=True), text)
-        except PtxstaticError as err:  # SourceError included
-            stream = ModuleStream("", path)
-            stream.module.errors.append(err)
-        yield stream
+        yield load_stream(path, nvcc_flags)

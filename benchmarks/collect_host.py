@@ -7,7 +7,7 @@ SQLite transaction with the measurement and the sample row). Static block counts
 synthetic measurement for the GPU's. Printed as ratios to the time the samples spend in measured loops
 (``min_seconds`` each), so that the numbers mean the same on any machine.
 
-Run: ``python microbenchmarks/bench_collect_host.py [--every N]`` (needs nvcc on the PATH).
+Run: ``python benchmarks/collect_host.py [--every N]`` (needs nvcc on the PATH).
 """
 
 from __future__ import annotations
@@ -28,9 +28,10 @@ from ptxstatic.dataset.samples import Sample, SampleStore, utc_now
 from ptxstatic.dataset.store import ClockConfig, DatasetStore, Measurement
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.hardware.occupancy import gpu_spec
+from ptxstatic.ptx.launch_binding import bind
 from ptxstatic.toolchain.ptxas import ptxas_stats
 
-HERE = Path(__file__).resolve().parent
+MICROBENCHMARKS = Path(__file__).resolve().parents[1] / "microbenchmarks"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -38,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--every", type=int, default=8, help="take every N-th launch of the manifest (default 8)")
     ap.add_argument("--arch", default="sm_90")
     args = ap.parse_args(argv)
-    manifest = load_manifest(HERE / "manifest.json")
+    manifest = load_manifest(MICROBENCHMARKS / "manifest.json")
     tasks = [(b, i, s) for b in manifest.benchmarks for i, s in enumerate(b.launches)][:: max(1, args.every)]
     budget = sum(s.min_seconds for _, _, s in tasks)
 
@@ -58,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
             store.add_gpu("bench", [])
         for b, i, spec in tasks:
             source = sources[b.source]
-            counts = estimate_counts(source.module, b.kernel, spec.launch, max_work=2e7).counts  # type: ignore[union-attr]
+            counts = estimate_counts(bind(source.module, b.kernel, spec.launch), max_work=2e7).counts  # type: ignore[union-attr]
             t = time.perf_counter()
             record = kernel_record(source, b.kernel, counts, gpu_spec("h100"), ptxas[b.source], b.source.name)  # type: ignore[arg-type]
             sample = Sample("bench", b.name, spec.key, "default", "ok", utc_now(), utc_now(), f_mem=2619,
