@@ -9,11 +9,19 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from ptxstatic.errors import PtxstaticError
-from ptxstatic.limits import MAX_BLOCK_DIMS, MAX_BLOCK_THREADS, MAX_DYNAMIC_SHARED_BYTES, MAX_GRID_DIMS, WARP_SIZE
+from ptxstatic.limits import (
+    EXACT_RANDOM_ELEMENTS,
+    MAX_BLOCK_DIMS,
+    MAX_BLOCK_THREADS,
+    MAX_DYNAMIC_SHARED_BYTES,
+    MAX_GRID_DIMS,
+    WARP_SIZE,
+)
 
 #: buffer fill patterns: zeros, ones, iota (0, 1, 2, ...), random (uniform [0, 1) or integers, seeded), const:V
 FILLS = ("zeros", "ones", "iota", "random", "const")
@@ -63,6 +71,36 @@ class Buffer:
         else:
             raise PtxstaticError(f"unknown buffer fill {self.fill!r}: one of {', '.join(FILLS)}")
         return v.astype(np.int64).astype(dtype) if dtype.kind in "iu" else v.astype(dtype)
+
+    def values_at(self, dtype: Any, start: int, stop: int) -> Any:
+        """Elements ``start`` to ``stop`` of :meth:`values`, without making the others: exact for every fill
+        (random floats by jumping the generator ahead), except random integers of a buffer over
+        :data:`~ptxstatic.limits.EXACT_RANDOM_ELEMENTS` elements, whose slices are drawn from a generator of
+        their own (the same distribution, not the same values)."""
+        import numpy as np
+
+        dtype, n = np.dtype(dtype), stop - start
+        if self.fill != "random":
+            v = {"zeros": np.zeros, "ones": np.ones, "const": lambda k: np.full(k, self.value),
+                 "iota": lambda k: np.arange(start, start + k)}.get(self.fill)
+            if v is None:
+                raise PtxstaticError(f"unknown buffer fill {self.fill!r}: one of {', '.join(FILLS)}")
+            values = v(n)
+        elif dtype.kind == "f":
+            rng = np.random.default_rng(self.seed)
+            rng.bit_generator.advance(start)  # one 64-bit draw per float
+            values = rng.random(n)
+        elif self.count <= EXACT_RANDOM_ELEMENTS:
+            return _random_integers(self.seed, self.count, dtype.str)[start:stop]
+        else:
+            values = np.random.default_rng((self.seed, start)).integers(0, max(1, self.count), n)
+        return values.astype(np.int64).astype(dtype) if dtype.kind in "iu" else values.astype(dtype)
+
+
+@lru_cache(maxsize=2)
+def _random_integers(seed: int, count: int, dtype: str) -> Any:
+    """The whole contents of a random integer buffer (kept for the slices an emulation asks for next)."""
+    return Buffer("s64", count, "random", seed=seed).values(dtype)
 
 
 @dataclass

@@ -54,8 +54,12 @@ MAX_GRID_DIMS = ((1 << 31) - 1, 65535, 65535)
 MAX_DYNAMIC_SHARED_BYTES = 227 * 1024
 #: instructions of an executed sequence kept in expanded form (the compact form is never cut)
 SEQUENCE_CAP = 20_000
-#: bytes of global memory (variables, parameters, buffers) one emulated launch may use
-EMULATOR_GLOBAL_BYTES = 1 << 32
+#: bytes of global memory (variables, parameters, buffers) one emulated launch may lay out; only the 64 KiB
+#: pages it touches are made
+EMULATOR_GLOBAL_BYTES = 1 << 40
+#: elements of a buffer of random integers up to which any slice of it has the exact values of the whole
+#: (larger ones are drawn slice by slice when an emulation touches them)
+EXACT_RANDOM_ELEMENTS = 1 << 24
 #: bytes of a CUDA source file read for a kernel's C++ parameter names
 CXX_SOURCE_BYTES = 16 * 1024 * 1024
 #: bytes of a model card a model directory may hold

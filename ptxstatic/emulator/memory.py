@@ -17,6 +17,7 @@ import numpy as np
 from ptxstatic.emulator.faults import EmulationError
 from ptxstatic.emulator.lanes import WARP
 from ptxstatic.emulator.observe import Observer
+from ptxstatic.emulator.paged import PagedMemory
 from ptxstatic.launch import Buffer, Launch
 from ptxstatic.limits import EMULATOR_GLOBAL_BYTES
 from ptxstatic.ptx.ast import (
@@ -90,7 +91,7 @@ class Device:
         if top - GLOBAL_BASE > EMULATOR_GLOBAL_BYTES:
             raise EmulationError(
                 f"the launch needs {top - GLOBAL_BASE} bytes of global memory (limit {EMULATOR_GLOBAL_BYTES})")
-        self.memory = np.zeros(top - GLOBAL_BASE, dtype=np.uint8)
+        self.memory = PagedMemory(top - GLOBAL_BASE, self._fill_page)
         self._layout_shared(launch.shared_bytes)
         if self.shared_size > WINDOW_SIZE:
             raise EmulationError(f"{self.shared_size} bytes of shared memory per CTA (limit {WINDOW_SIZE})")
@@ -166,12 +167,8 @@ class Device:
             self.write_bytes(sym.address, data)
         for name, (address, buf) in self.buffers.items():
             given = inputs.get(name, inputs.get(str(params.index(name))))
-            if given is None and buf.fill == "zeros":
-                continue  # the memory starts zeroed
-            raw = buf.values(host_type(buf)) if given is None else _given(name, buf, given)
-            if buf.dtype == "bf16":
-                raw = f32_to_bf16(raw)
-            self.write_bytes(address, raw.view(np.uint8).reshape(-1))
+            if given is not None:
+                self.write_bytes(address, _encoded(buf, _given(name, buf, given)))
         unknown = set(values) - set(self.globals)
         if unknown:
             raise EmulationError(f"no module variable named {', '.join(sorted(unknown))}")
@@ -220,6 +217,21 @@ class Device:
                 data = np.frombuffer((int(value) % (1 << 8 * size)).to_bytes(size, "little"), dtype=np.uint8)
             self.write_bytes(addr, data)
 
+    def _fill_page(self, start: int, page: np.ndarray) -> None:
+        """The initial bytes of the page at offset ``start``: the fill of every buffer it overlaps (buffers
+        given as inputs were written when the device was made, so their pages exist already)."""
+        for address, buf in self.buffers.values():
+            if buf.fill == "zeros":
+                continue
+            width = size_of(buf.dtype)
+            lo, hi = address - GLOBAL_BASE, address - GLOBAL_BASE + buf.count * width
+            a, b = max(lo, start), min(hi, start + len(page))
+            if a >= b:
+                continue
+            first, last = (a - lo) // width, -(-(b - lo) // width)
+            raw = _encoded(buf, buf.values_at(host_type(buf), first, last))
+            page[a - start: b - start] = raw[a - lo - first * width: b - lo - first * width]
+
     # -------------------------------------------------------------------------------------- access
     def write_bytes(self, address: int, data: np.ndarray) -> None:
         off = address - GLOBAL_BASE
@@ -235,6 +247,12 @@ class Device:
 def host_type(buf: Buffer) -> np.dtype:
     """The dtype a buffer's values are given in: its element type's (float32 for bf16, rounded when written)."""
     return np.dtype(np.float32) if buf.dtype == "bf16" else np_type(buf.dtype)
+
+
+def _encoded(buf: Buffer, values: np.ndarray) -> np.ndarray:
+    """A buffer's values as the bytes the device holds (bf16 rounded from float32)."""
+    raw = f32_to_bf16(values) if buf.dtype == "bf16" else values
+    return raw.view(np.uint8).reshape(-1)
 
 
 def _given(name: str, buf: Buffer, data: np.ndarray) -> np.ndarray:

@@ -13,7 +13,7 @@ one valid order, not necessarily the hardware's. See ``docs/emulator.md``.
 from __future__ import annotations
 
 from collections import Counter, deque
-from collections.abc import Callable, Generator, Iterable
+from collections.abc import Callable, Collection, Generator, Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -73,7 +73,8 @@ class Emulation:
 def emulate(module: Module, kernel: str | Function, launch: Launch, *, max_steps: int = EMULATOR_MAX_STEPS,
             inputs: dict[str, np.ndarray] | None = None, symbols: dict[str, np.ndarray] | None = None,
             ctas: Iterable[tuple[int, int, int]] | None = None, observer: Observer | None = None,
-            time_slice: int = TIME_SLICE, progress: Callable[[int, int], None] | None = None) -> Emulation:
+            time_slice: int = TIME_SLICE, progress: Callable[[int, int], None] | None = None,
+            outputs: bool | Collection[str] = True) -> Emulation:
     """Run ``kernel`` of ``module`` over the grid of ``launch``.
 
     ``inputs`` gives initial contents of buffer arguments (by parameter name or index) in place of their
@@ -85,8 +86,10 @@ def emulate(module: Module, kernel: str | Function, launch: Launch, *, max_steps
     next warp of its CTA gets its turn (results do not depend on it; what an observer sees first does);
     ``progress``, if given, is called at the end of every time slice with the index (in its CTA) of the warp
     whose turn ends and the warp instructions executed so far, and an exception it raises ends the emulation
-    too. Raises :class:`EmulationError` for anything the emulator does not support and for faults of the
-    program (bad address, trap, deadlock, step limit).
+    too. ``outputs``: whose final contents the result holds: every buffer's (True), none (False: a sample of
+    CTAs of a launch with large buffers reads only the pages it touched), or those of the parameters named.
+    Raises :class:`EmulationError` for anything the emulator does not support and for faults of the program
+    (bad address, trap, deadlock, step limit).
     """
     fn = kernel if isinstance(kernel, Function) else _kernel(module, kernel)
     with np.errstate(all="ignore"):
@@ -94,7 +97,7 @@ def emulate(module: Module, kernel: str | Function, launch: Launch, *, max_steps
             emulator = _Emulator(module, fn, launch, max_steps, inputs, symbols, time_slice, progress)
             emulator.device.observer = observer
             emulator.run(_ctas(launch, ctas))
-            return emulator.result()
+            return emulator.result(outputs)
         except Unsupported as exc:  # a buffer or variable of a type the value semantics does not define
             raise EmulationError(str(exc)) from None
 
@@ -377,10 +380,12 @@ class _Emulator:
                 _pass(callee, param, frame, _side(ret), mask)
 
     # ---------------------------------------------------------------------------------------- result
-    def result(self) -> Emulation:
+    def result(self, outputs: bool | Collection[str] = True) -> Emulation:
         dev = self.device
         buffers = {}
         for name, (_, buf) in dev.buffers.items():
+            if outputs is False or (outputs is not True and name not in outputs):
+                continue
             raw = dev.read(name, np_type(buf.dtype), buf.count)
             buffers[name] = bf16_to_f32(raw) if buf.dtype == "bf16" else raw
         globals_ = {}

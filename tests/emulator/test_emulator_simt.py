@@ -457,6 +457,29 @@ def test_bad_launches_are_clear_errors() -> None:
 def test_oversized_launches_are_refused_before_allocating() -> None:
     m = parse_text(kernel("ret;"))
     with pytest.raises(EmulationError, match="global memory"):
-        emulate(m, "k", Launch(args={"out": Buffer("f64", 1 << 31)}))
+        emulate(m, "k", Launch(args={"out": Buffer("f64", 1 << 38)}))
     with pytest.raises(EmulationError, match="shared memory"):
         emulate(m, "k", Launch(shared_bytes=1 << 30, args={"out": Buffer("u32", 4)}))
+
+
+def test_a_launch_of_gigabytes_touches_only_the_pages_it_reads() -> None:
+    """Buffers are laid out at their real sizes but made page by page as the emulation reaches them: one CTA
+    of a launch over an 8 GiB random buffer reads exactly the values the buffer's fill defines there."""
+    body = """
+    ld.param.u64 %rd11, [in];
+    cvt.u64.u32 %rd12, %r33;
+    add.s64 %rd12, %rd12, 2147483000;
+    shl.b64 %rd12, %rd12, 2;
+    add.s64 %rd13, %rd11, %rd12;
+    ld.global.u32 %r1, [%rd13];
+    st.global.u32 [%rd9], %r1;
+    ret;"""
+    source = kernel(body, params=".param .u64 out, .param .u64 in")
+    big = Buffer("f32", 1 << 31, "random", seed=3)
+    out = Buffer("u32", 64, output=True)
+    e = emulate(parse_text(source), "k", Launch((1, 1, 1), (64, 1, 1), 0, {"out": out, "in": big}), outputs=["out"])
+    expected = big.values_at(np.float32, 2147483000, 2147483064)
+    assert np.array_equal(e.buffers["out"].view(np.float32), expected) and list(e.buffers) == ["out"]
+    sampled = emulate(parse_text(source), "k", Launch((2, 1, 1), (64, 1, 1), 0, {"out": out, "in": big}),
+                      ctas=[(0, 0, 0)], outputs=False)
+    assert sampled.buffers == {} and sampled.counts.of("k")
