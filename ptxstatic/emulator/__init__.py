@@ -4,8 +4,8 @@
 counts) or raises :class:`EmulationError`. See ``docs/emulator.md``.
 """
 
-from ptxstatic.emulator.faults import EmulationError
+from ptxstatic.emulator.faults import EmulationError, StopEmulation
 from ptxstatic.emulator.observe import MemoryAccess, Observer
 from ptxstatic.emulator.simt import EMULATED, Emulation, emulate
 
-__all__ = ["EMULATED", "Emulation", "EmulationError", "MemoryAccess", "Observer", "emulate"]
+__all__ = ["EMULATED", "Emulation", "EmulationError", "MemoryAccess", "Observer", "StopEmulation", "emulate"]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections import Counter, deque
 from collections.abc import Callable, Collection, Generator, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -34,7 +34,7 @@ from ptxstatic.emulator.code import (
     Code,
     compile_function,
 )
-from ptxstatic.emulator.faults import EmulationError
+from ptxstatic.emulator.faults import EmulationError, StopEmulation
 from ptxstatic.emulator.lanes import WARP, lanes
 from ptxstatic.emulator.memory import Device
 from ptxstatic.emulator.observe import Observer
@@ -64,6 +64,8 @@ class Emulation:
     warp_entries: dict[str, dict[int, int]]  # warp entries per block (a warp counts once per entry)
     instructions: dict[str, int] = field(default_factory=dict)  # opcode token -> thread executions
     warp_instructions: int = 0  # instructions issued, counted once per warp
+    stopped: str | None = None  # why a partial emulation ended early (None: it ran to the end)
+    buffer_addresses: dict[str, int] = field(default_factory=dict)  # each buffer argument's global address
 
     @property
     def thread_instructions(self) -> int:
@@ -74,7 +76,7 @@ def emulate(module: Module, kernel: str | Function, launch: Launch, *, max_steps
             inputs: dict[str, np.ndarray] | None = None, symbols: dict[str, np.ndarray] | None = None,
             ctas: Iterable[tuple[int, int, int]] | None = None, observer: Observer | None = None,
             time_slice: int = TIME_SLICE, progress: Callable[[int, int], None] | None = None,
-            outputs: bool | Collection[str] = True) -> Emulation:
+            outputs: bool | Collection[str] = True, partial: bool = False) -> Emulation:
     """Run ``kernel`` of ``module`` over the grid of ``launch``.
 
     ``inputs`` gives initial contents of buffer arguments (by parameter name or index) in place of their
@@ -88,15 +90,22 @@ def emulate(module: Module, kernel: str | Function, launch: Launch, *, max_steps
     whose turn ends and the warp instructions executed so far, and an exception it raises ends the emulation
     too. ``outputs``: whose final contents the result holds: every buffer's (True), none (False: a sample of
     CTAs of a launch with large buffers reads only the pages it touched), or those of the parameters named.
-    Raises :class:`EmulationError` for anything the emulator does not support and for faults of the program
-    (bad address, trap, deadlock, step limit).
+    With ``partial``, the step limit or a :class:`StopEmulation` raised by ``observer`` or ``progress`` ends
+    the run and the result holds what ran until then (its ``stopped`` says why). Raises
+    :class:`EmulationError` for anything the emulator does not support and for faults of the program (bad
+    address, trap, deadlock, and the step limit without ``partial``).
     """
     fn = kernel if isinstance(kernel, Function) else _kernel(module, kernel)
     with np.errstate(all="ignore"):
         try:
-            emulator = _Emulator(module, fn, launch, max_steps, inputs, symbols, time_slice, progress)
+            emulator = _Emulator(module, fn, launch, max_steps, inputs, symbols, time_slice, progress, partial)
             emulator.device.observer = observer
-            emulator.run(_ctas(launch, ctas))
+            try:
+                emulator.run(_ctas(launch, ctas))
+            except StopEmulation as stop:
+                if not partial:
+                    raise
+                return replace(emulator.result(outputs), stopped=str(stop))
             return emulator.result(outputs)
         except Unsupported as exc:  # a buffer or variable of a type the value semantics does not define
             raise EmulationError(str(exc)) from None
@@ -136,8 +145,9 @@ class _Barrier:
 class _Emulator:
     def __init__(self, module: Module, kernel: Function, launch: Launch, max_steps: int,
                  inputs: dict[str, np.ndarray] | None, symbols: dict[str, np.ndarray] | None,
-                 time_slice: int, progress: Callable[[int, int], None] | None) -> None:
+                 time_slice: int, progress: Callable[[int, int], None] | None, partial: bool = False) -> None:
         self.module = module
+        self.partial = partial
         self.kernel = kernel
         self.launch = launch
         self.max_steps = max_steps
@@ -253,6 +263,8 @@ class _Emulator:
                 self.device.steps += len(blk.opcodes)
                 if self.device.steps >= self.slice_end:
                     if self.device.steps > self.max_steps:
+                        if self.partial:
+                            raise StopEmulation(f"stopped after {self.max_steps} warp instructions")
                         raise EmulationError(f"more than {self.max_steps} warp instructions executed (runaway loop?)")
                     self.slice_end = min(self.device.steps + self.time_slice, self.max_steps + 1)
                     if self.progress is not None:
@@ -408,7 +420,9 @@ class _Emulator:
         if self.ran != self.launch.blocks:
             notes.append(f"{self.ran} of the grid's {self.launch.blocks} CTAs were run")
         bc = BlockCounts(self.kernel.name, self.launch, EMULATED, counts, notes=notes)
-        return Emulation(self.kernel.name, self.launch, buffers, globals_, bc, entries, dict(opcodes), issued)
+        addresses = {name: address for name, (address, _) in dev.buffers.items()}
+        return Emulation(self.kernel.name, self.launch, buffers, globals_, bc, entries, dict(opcodes), issued,
+                         buffer_addresses=addresses)
 
 
 def _diverge(stack: list, top: list, r: int, paths: list[tuple[int, np.ndarray]]) -> None:
