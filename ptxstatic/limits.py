@@ -54,7 +54,7 @@ MAX_GRID_DIMS = ((1 << 31) - 1, 65535, 65535)
 MAX_DYNAMIC_SHARED_BYTES = 227 * 1024
 #: instructions of an executed sequence kept in expanded form (the compact form is never cut)
 SEQUENCE_CAP = 20_000
-#: bytes of global memory (variables, parameters, buffers) one emulated launch may lay out; only the 64 KiB
+#: bytes of global memory (variables, parameters, buffers) one emulated launch may lay out; only the 4 KiB
 #: pages it touches are made
 EMULATOR_GLOBAL_BYTES = 1 << 40
 #: elements of a buffer of random integers up to which any slice of it has the exact values of the whole
@@ -90,3 +90,10 @@ DEVICE_CALL_TIMEOUT_S = 300.0
 DEVICE_START_TIMEOUT_S = 120.0
 #: seconds the language server waits after an edit before analysing (a newer edit restarts the wait)
 LSP_DEBOUNCE_S = 0.4
+
+# ------------------------------------------------------------------------------------------ traffic model
+#: CTAs of a launch the traffic model emulates (the first ones of the grid)
+TRAFFIC_SAMPLE_CTAS = 4
+#: warp instructions the traffic model's sample may run, and its seconds (whichever ends it first)
+TRAFFIC_MAX_STEPS = 40_000
+TRAFFIC_SECONDS = 0.5

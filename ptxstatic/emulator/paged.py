@@ -1,7 +1,7 @@
-"""Global memory of the emulated device in pages, allocated and filled on first touch.
+"""Global memory of the emulated device in 4 KiB pages, allocated and filled on first touch.
 
 A launch may name buffers of gigabytes while an emulation touches a few kilobytes of them (the traffic
-model emulates a sample of CTAs of a real launch). :class:`PagedMemory` holds 64 KiB pages, each made when
+model emulates a sample of CTAs of a real launch). :class:`PagedMemory` holds 4 KiB pages, each made when
 an access first reaches it and filled by the device's ``fill`` callback (a buffer's initial values for that
 range, variables' initialisers), so the cost follows what the emulation touches, not the launch's size.
 It takes the indexing the emulator uses: a slice, or an integer array of byte offsets.
@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-PAGE_BITS = 16
+PAGE_BITS = 12
 PAGE = 1 << PAGE_BITS
 _MASK = PAGE - 1
 

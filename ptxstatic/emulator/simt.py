@@ -90,8 +90,9 @@ def emulate(module: Module, kernel: str | Function, launch: Launch, *, max_steps
     whose turn ends and the warp instructions executed so far, and an exception it raises ends the emulation
     too. ``outputs``: whose final contents the result holds: every buffer's (True), none (False: a sample of
     CTAs of a launch with large buffers reads only the pages it touched), or those of the parameters named.
-    With ``partial``, the step limit or a :class:`StopEmulation` raised by ``observer`` or ``progress`` ends
-    the run and the result holds what ran until then (its ``stopped`` says why). Raises
+    With ``partial``, the step limit, a fault of the program or a :class:`StopEmulation` raised by
+    ``observer`` or ``progress`` ends the run and the result holds what ran until then (its ``stopped`` says
+    why). Raises
     :class:`EmulationError` for anything the emulator does not support and for faults of the program (bad
     address, trap, deadlock, and the step limit without ``partial``).
     """
@@ -102,7 +103,7 @@ def emulate(module: Module, kernel: str | Function, launch: Launch, *, max_steps
             emulator.device.observer = observer
             try:
                 emulator.run(_ctas(launch, ctas))
-            except StopEmulation as stop:
+            except (StopEmulation, EmulationError) as stop:
                 if not partial:
                     raise
                 return replace(emulator.result(outputs), stopped=str(stop))

@@ -1,12 +1,8 @@
-"""Divergence risk and coalescing: which branches depend on the thread index, and how global addresses move
-from one thread to the next along ``%tid.x``.
-
-Both are static def-use analyses of one function. The stride analysis gives every integer register the
-coefficient of ``%tid.x`` in its value: an integer when the value is ``c * tid.x + (something uniform along
-x)``, :data:`VAR` when the coefficient is uniform but not a constant (``tid.x * n``), or :data:`UNKNOWN`.
-Values loaded from an address uniform along x are uniform. A global access whose address has coefficient
-``c`` bytes and moves ``w`` bytes per thread is *broadcast* (c = 0), *unit* (c = w: neighbouring threads
-touch neighbouring elements), *strided* (any other known or uniform coefficient), or *unknown*.
+"""Divergence risk and coalescing features: which branches depend on the thread index, and the executed
+global bytes by the stride class of their address along ``%tid.x`` (:mod:`ptxstatic.analysis.strides`). A
+global access whose address has coefficient ``c`` bytes and moves ``w`` bytes per thread is *broadcast*
+(c = 0), *unit* (c = w: neighbouring threads touch neighbouring elements), *strided* (any other known or
+uniform coefficient), or *unknown*.
 """
 
 from __future__ import annotations
@@ -16,19 +12,10 @@ from dataclasses import dataclass
 from ptxstatic.analysis.cfg import BlockGraph
 from ptxstatic.analysis.defuse import DefUse
 from ptxstatic.analysis.deps import dependent_instructions, is_conditional_transfer
-from ptxstatic.ptx.ast import Addr, Function, Imm, Instruction, Reg, Sym
+from ptxstatic.analysis.strides import TOP, UNKNOWN, VAR, Coef, StrideAnalysis
+from ptxstatic.ptx.ast import Addr
 
-TOP, VAR, UNKNOWN = "top", "var", "unknown"
-Coef = int | str
 STRIDE_CLASSES = ("broadcast", "unit", "strided", "unknown")
-_LANE_SPECIALS = ("%tid.x", "%laneid")
-#: source operands the stride transfer reads of each opcode it models
-_SOURCES = {"add": 2, "sub": 2, "neg": 1, "mul": 2, "shl": 2, "mad": 3}
-_UNIFORM_OPS = frozenset({
-    "and", "or", "xor", "not", "cnot", "shr", "div", "rem", "min", "max", "abs", "selp", "slct", "setp",
-    "set", "bfe", "bfi", "popc", "clz", "brev", "bfind", "prmt", "lop3", "shf", "cvt", "testp", "sad",
-    "vote", "activemask",
-})
 
 
 @dataclass
@@ -63,116 +50,6 @@ def branch_divergence(cfg: BlockGraph, du: DefUse, counts: dict[int, float]) -> 
                     dep += 1
                     dep_run += c
     return BranchDivergence(total, dep, run, dep_run)
-
-
-# ------------------------------------------------------------------------------------------- strides
-
-
-def _meet(a: Coef, b: Coef) -> Coef:
-    if a == TOP:
-        return b
-    if b == TOP or a == b:
-        return a
-    return UNKNOWN
-
-
-def _add(a: Coef, b: Coef, sign: int = 1) -> Coef:
-    if UNKNOWN in (a, b) or TOP in (a, b):
-        return UNKNOWN if UNKNOWN in (a, b) else TOP
-    if isinstance(a, int) and isinstance(b, int):
-        return a + sign * b
-    return VAR
-
-
-def _product(ca: Coef, a: object, cb: Coef, b: object) -> Coef:
-    """Coefficient of ``a * b`` from the operands and their coefficients."""
-    if TOP in (ca, cb):
-        return TOP
-    if ca == 0 and cb == 0:
-        return 0
-    if ca != 0 and cb != 0:
-        return UNKNOWN
-    c, factor = (ca, b) if cb == 0 else (cb, a)
-    if c == UNKNOWN:
-        return UNKNOWN
-    if isinstance(factor, Imm) and isinstance(factor.value, int) and isinstance(c, int):
-        return c * factor.value
-    return VAR
-
-
-class StrideAnalysis:
-    """The ``%tid.x`` coefficient of every register definition of one function (a monotone fixpoint)."""
-
-    def __init__(self, fn: Function, du: DefUse) -> None:
-        self.fn = fn
-        self.du = du
-        self.value: dict[int, Coef] = {}
-        ins = fn.instructions
-        for i in range(len(ins)):
-            if du.defs[i]:
-                self.value[i] = TOP
-        users = du.chains()
-        work = list(self.value)
-        while work:
-            i = work.pop()
-            new = _meet(self.value[i], self._transfer(ins[i], i))
-            if new != self.value[i]:
-                self.value[i] = new
-                work.extend(u for u in users.get(i, ()) if u in self.value)
-
-    def coef(self, op: object, user: int) -> Coef:
-        """Coefficient of a source operand of instruction ``user``."""
-        if isinstance(op, (Imm, Sym)):
-            return 0
-        if isinstance(op, Addr):
-            return self.coef(op.base, user) if op.base is not None else 0
-        if not isinstance(op, Reg):
-            return UNKNOWN
-        if op.name.startswith("%") and op.name.split(".")[0] in ("%tid", "%laneid", "%ntid", "%ctaid", "%nctaid"):
-            return 1 if op.name in _LANE_SPECIALS else 0
-        defs = self.du.reaching.get((user, op.name))
-        if not defs:
-            return UNKNOWN
-        out: Coef = TOP
-        for d in defs:
-            out = _meet(out, self.value.get(d, UNKNOWN))
-        return out
-
-    def _transfer(self, ins: Instruction, i: int) -> Coef:
-        info = ins.info
-        op = info.opcode
-        srcs = ins.operands[1:]
-        if ins.guard is not None and op != "mov":
-            return UNKNOWN
-        if info.space == "param" and info.is_load:
-            return 0
-        if info.is_load or op in ("atom", "shfl", "match", "redux"):
-            address = next((o for o in srcs if isinstance(o, Addr)), None)
-            uniform = address is not None and op == "ld" and self.coef(address, i) == 0
-            return 0 if uniform and info.space in ("global", "const", "shared") else UNKNOWN
-        coefs = [self.coef(o, i) for o in srcs]
-        if len(coefs) < _SOURCES.get(op, 0):  # malformed: too few operands
-            return UNKNOWN
-        integral = bool(info.types) and all(t[:1] in ("b", "s", "u") for t in (info.dtype, info.types[-1]))
-        if op in ("mov", "cvta") or (op == "cvt" and integral):
-            return coefs[0] if coefs else UNKNOWN
-        if op == "add":
-            return _add(coefs[0], coefs[1])
-        if op == "sub":
-            return _add(coefs[0], coefs[1], -1)
-        if op == "neg":
-            return _add(0, coefs[0], -1)
-        if op in ("mul", "mad", "shl") and "hi" not in info.other:
-            factor = srcs[1]
-            if op == "shl" and isinstance(factor, Imm) and isinstance(factor.value, int):
-                factor = Imm(str(1 << factor.value))
-            prod = _product(coefs[0], srcs[0], coefs[1], factor)
-            return _add(prod, coefs[2]) if op == "mad" else prod
-        if op in _UNIFORM_OPS and all(c == 0 for c in coefs):
-            return 0
-        if any(c == TOP for c in coefs):
-            return TOP
-        return UNKNOWN
 
 
 @dataclass

@@ -25,8 +25,8 @@ if TYPE_CHECKING:  # the analyses are imported when a rule first asks for one
     from ptxstatic.analysis.cfg import BlockGraph
     from ptxstatic.analysis.control_dependence import ControlDependence
     from ptxstatic.analysis.defuse import DefUse
+    from ptxstatic.analysis.strides import StrideAnalysis
     from ptxstatic.analysis.uniformity import ThreadDependence
-    from ptxstatic.features.divergence import StrideAnalysis
 
 T = TypeVar("T")
 
@@ -142,7 +142,7 @@ class RuleContext:
     @cached_property
     def strides(self) -> StrideAnalysis:
         """The ``%tid.x`` coefficient of every register definition (features.divergence)."""
-        from ptxstatic.features.divergence import StrideAnalysis
+        from ptxstatic.analysis.strides import StrideAnalysis
 
         return StrideAnalysis(self.function, self.du)
 
