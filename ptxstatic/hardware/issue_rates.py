@@ -83,33 +83,35 @@ class Opcode(Protocol):
     def dtype(self) -> str: ...
 
 
-def issue_rate(item: Opcode, rates: IssueRates) -> float:
-    """Results per clock per SM of one instruction (so 1 / rate SM-cycles per thread)."""
+def issue_class(item: Opcode) -> str:
+    """The :class:`IssueRates` field (the instruction class) whose rate an instruction issues at."""
     g, op = item.group, item.opcode
     if g in isa.MEMORY_GROUPS or g == isa.ATOMIC or g == isa.ASYNC:
-        return rates.load_store
-    if g == isa.FP64:
-        return rates.fp64
-    if g == isa.FP16:
-        return rates.fp16
+        return "load_store"
+    simple = {isa.FP64: "fp64", isa.FP16: "fp16", isa.FP32: "fp32"}
+    if g in simple:
+        return simple[g]
     if g == isa.SPECIAL:
-        return rates.fp_div if op in ("div", "sqrt") else rates.special
-    if g == isa.FP32:
-        return rates.fp32
+        return "fp_div" if op in ("div", "sqrt") else "special"
     if g == isa.INT:
         if op in ("div", "rem"):
-            return rates.int_div
+            return "int_div"
         if op in ("mul", "mad", "mul24", "mad24", "mul.hi", "mad.hi"):
-            return rates.int_mul
-        return rates.shift_compare if op in _SHIFT_COMPARE else rates.int_add
+            return "int_mul"
+        return "shift_compare" if op in _SHIFT_COMPARE else "int_add"
     if op in _BIT_COUNT:
-        return rates.bit_count
+        return "bit_count"
     if op in _SHIFT_COMPARE or g == isa.COMPARE:
-        return rates.shift_compare
+        return "shift_compare"
     if op == "cvt":
-        return rates.conversion64 if item.dtype in _WIDE else rates.conversion
+        return "conversion64" if item.dtype in _WIDE else "conversion"
     if g == isa.WARP:
-        return rates.shuffle
+        return "shuffle"
     if g in (isa.CONTROL, isa.SYNC):
-        return rates.control
-    return rates.int_add
+        return "control"
+    return "int_add"
+
+
+def issue_rate(item: Opcode, rates: IssueRates) -> float:
+    """Results per clock per SM of one instruction (so 1 / rate SM-cycles per thread)."""
+    return float(getattr(rates, issue_class(item)))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ptxstatic.errors import PtxstaticError
 from ptxstatic.launch import Launch
 from ptxstatic.ptx.ast import Function, Module
 from ptxstatic.ptx.cxx_params import cxx_param_names
@@ -26,6 +27,20 @@ class BoundLaunch:
     @property
     def name(self) -> str:
         return self.kernel.name
+
+
+def bind_present(module: Module, kernel: Function, args: dict) -> tuple[dict, list[str]]:
+    """The arguments among ``args`` that name a parameter of ``kernel`` (by PTX name, index or C++ name),
+    keyed by PTX name and checked, and the messages for the others (a launch of a configuration given for
+    every kernel of a file names parameters some kernels do not have)."""
+    out: dict = {}
+    skipped: list[str] = []
+    for key, value in args.items():
+        try:
+            out.update(bind_args(kernel, {key: value}, lambda: cxx_param_names(module, kernel)))
+        except PtxstaticError as exc:
+            skipped.append(str(exc))
+    return out, skipped
 
 
 def bind(module: Module, kernel: str | Function, launch: Launch) -> BoundLaunch:

@@ -23,6 +23,7 @@ from ptxstatic.analysis.memory_access import (
     sectors_of,
     shared_wavefronts,
 )
+from ptxstatic.analysis.strides import VAR
 from ptxstatic.limits import MEMORY_RULES_MAX_STEPS
 from ptxstatic.ptx.ast import VarDecl
 from ptxstatic.rules.context import RuleContext
@@ -69,12 +70,19 @@ def summarise(ctx: RuleContext, found: list[tuple[int, Figures]]) -> Summary:
     requests = sum(f.requests for _, f in found)
     strides = {f.stride for _, f in found}
     stride = strides.pop() if len(strides) == 1 else None
-    first = found[0][1]
     between = f" (stride {stride} B between lanes)" if stride is not None else ""
     several = f", {len(found)} instructions" if len(found) > 1 else ""
+    methods = "; ".join(dict.fromkeys(f.method for _, f in found))
+    kinds = dict.fromkeys(_method_kind(f) for _, f in found)
     return Summary(requests, sum(f.cost for _, f in found) / requests, sum(f.ideal for _, f in found) / requests,
-                   stride, "emulation" if first.measured else "affine", f"{between}; {first.method}{several}",
+                   stride, "+".join(kinds), f"{between}; {methods}{several}",
                    [ctx.instructions[i].line for i, _ in found])
+
+
+def _method_kind(f: Figures) -> str:
+    if f.measured:
+        return "emulation"
+    return "affine" if f.stride is not None else "symbolic"
 
 
 def sampling(ctx: RuleContext) -> Sampling:
@@ -103,7 +111,36 @@ def instruction_figures(ctx: RuleContext, index: int, space: str) -> Figures | N
     if constant and not inputs.loaded and _static_space(ctx, index, inputs) == space:
         offset = address_operand(ins).offset  # type: ignore[union-attr]
         return _affine(int(coef), offset, ins.info.width_bytes, space, _why_not_measured(runs))
+    if coef == VAR and space == "global" and not inputs.loaded and _static_space(ctx, index, inputs) == space:
+        return _symbolic(ctx, inputs, ins.info.width_bytes)
     return None
+
+
+def _symbolic(ctx: RuleContext, inputs: AddressInputs, width: int) -> Figures:
+    """Figures of an address whose stride between lanes is uniform but not a constant (``tid * cols * 4``):
+    uncoalesced, one sector per lane, for every stride but the access width, which is assumed not to hold."""
+    pointers = ctx.mc.memo(f"PS1.pointers.{ctx.function.name}", lambda: pointer_params(ctx.function, ctx.du))
+    names = _cxx_names(ctx)
+    scalars = sorted(names.get(p, p) for p in inputs.params - pointers)
+    by = " and ".join(scalars) if scalars else "values uniform across the warp"
+    lanes = np.arange(32)
+    ideal = global_sectors(lanes, (4096 + lanes * width).astype(np.uint64), width)[1]
+    cost = 32 * max(1, -(-width // 32))
+    method = (f"from the address's stride in %tid.x, which depends on {by}: uncoalesced for every stride but "
+              f"{width} bytes, judged assuming it is not {width} (a symbolic stride; give the launch to measure it)")
+    return Figures(1, cost, ideal, 1, None, False, method)
+
+
+def _cxx_names(ctx: RuleContext) -> dict[str, str]:
+    """The kernel's PTX parameter names -> C++ names, where its CUDA source gives them."""
+    from ptxstatic.ptx.cxx_params import cxx_param_names
+
+    def names() -> dict[str, str]:
+        ptx = [d.name for decl in ctx.function.params or () for d in decl.names]
+        cxx = cxx_param_names(ctx.module, ctx.function)
+        return {p: c for p, c in zip(ptx, cxx, strict=False) if c}
+
+    return ctx.mc.memo(f"PS1.cxx.{ctx.function.name}", names)
 
 
 def _static_space(ctx: RuleContext, index: int, inputs: AddressInputs) -> str | None:

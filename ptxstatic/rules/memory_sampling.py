@@ -31,6 +31,7 @@ from ptxstatic.limits import (
     MEMORY_RULES_SAMPLE_WARPS,
 )
 from ptxstatic.ptx.ast import Function, Module
+from ptxstatic.ptx.launch_binding import bind_present
 
 #: the default launch: blocks of 32 x 4 threads (one warp a row of x, every warp sampled) in a 32 x 32 grid,
 #: integer arguments 1024, floating-point ones 1.0, and a 2 MiB zero-filled buffer for every pointer
@@ -108,23 +109,23 @@ class Sampling:
         return self.accesses.get((function, id(instruction)), {}).get(space)
 
 
-def kernel_launch(fn: Function, pointers: set[str], configured: Launch | None) -> tuple[Launch, frozenset[str]]:
+def kernel_launch(module: Module, fn: Function, pointers: set[str], configured: Launch | None
+                  ) -> tuple[Launch, frozenset[str]]:
     """The launch the memory rules emulate ``fn`` with, and the parameters whose values it made up.
 
-    Grid, block and dynamic shared memory come from ``configured`` when there is one; otherwise the
+    Arguments of ``configured`` are taken by C++ name, index or PTX name, as on the command line. Grid,
+    block and dynamic shared memory come from ``configured`` when there is one; otherwise the
     default block (``.reqntid`` when the kernel declares it, fewer rows under ``.maxntid``), the default
     grid and 48 KiB. Arguments the configuration does not give (by name or position) are made up: a
     zero-filled buffer for a pointer, 1024 for an integer, 1.0 for a floating-point value, zeros for an
     aggregate passed by value.
     """
-    given = configured.args if configured is not None else {}
+    given = bind_present(module, fn, configured.args)[0] if configured is not None else {}
     args: dict[str, int | float | Buffer] = {}
     invented = set()
-    position = 0
     for decl in fn.params or ():
         for d in decl.names:
-            value = given.get(d.name, given.get(str(position)))
-            position += 1
+            value = given.get(d.name)
             if value is None:
                 value = _made_up(decl.dtype, bool(d.dims), d.name in pointers)
                 if not isinstance(value, Buffer):
@@ -165,7 +166,7 @@ def sample_module(module: Module, config: Config) -> Sampling:
     out = Sampling()
     for fn in module.kernels:
         pointers = pointer_params(fn, def_use(build_cfg(fn)))
-        launch, invented = kernel_launch(fn, pointers, config.launch)
+        launch, invented = kernel_launch(module, fn, pointers, config.launch)
         reached: set[str] = set()
         stopped = _emulate(module, fn, launch, out, reached)
         run = KernelRun(fn.name, launch, invented, stopped, config.launch is not None)

@@ -4,8 +4,10 @@
 an LRU cache of 128-byte lines filled 32-byte sector by sector, of the capacity the CTA has to itself: the
 SM's unified L1/shared memory, less the shared memory of the CTAs resident with it, shared among them
 (on a GPU consecutive CTAs run on different SMs, so the sampled CTAs do not share an L1). Loads allocate
-(``ld.global.cg``, ``.cv``, ``.volatile`` and GPU- or system-scope ordered loads bypass L1); stores are
-written through to L2 and atomics are done there. The hit rate of each load is its hits over its sectors.
+(``ld.global.cg``, ``.cv``, ``.volatile`` and GPU- or system-scope ordered loads bypass L1); global stores
+are written through to L2 and atomics are done there; local memory (a thread's stack and spills, its
+lanes' words interleaved) is written back: its stores allocate too, and reach L2 when they miss.
+The hit rate of each load is its hits over its sectors.
 
 **L2 and DRAM**: what misses L1 reaches L2. Per buffer, the sample's L2 sectors over its distinct sectors
 is the reuse the sample sees; the launch's distinct sectors (its footprint) are its L2 sectors over that
@@ -76,7 +78,8 @@ def simulate_l1(requests: Iterable[Request], capacity: int, line: int = 128, byp
             continue
         key = (r.function, r.index)
         touched = sectors_of(r.addresses, r.width)
-        if r.kind != "load" or key in bypass:
+        cached = (r.kind == "load" and key not in bypass) or (r.space == "local" and r.kind == "store")
+        if not cached:
             to_l2.append(touched)
             continue
         sectors[key] += len(touched)

@@ -101,6 +101,7 @@ class LaunchTraffic:
     buffers: list[BufferTraffic]
     sampled: dict = field(default_factory=dict)  # what the sample ran
     assumptions: list[str] = field(default_factory=list)
+    lanes_per_entry: dict[tuple[str, int], float] = field(default_factory=dict)  # (function, block) -> lanes
 
     @property
     def dram_bytes(self) -> Estimate:
@@ -177,7 +178,7 @@ def launch_traffic(bound: BoundLaunch, counts: dict[str, dict[int, float]], figu
     instructions = instruction_traffic(bound.module, counts, sample)
     l1 = simulate_l1(sample.requests, l1_capacity(bound, figures), figures.line_bytes, _bypass(bound))
     hit = {(i.function, i.index): l1.hit_rate((i.function, i.index)) for i in instructions
-           if i.kind == "load" and i.method == "emulated"}
+           if (i.kind == "load" or i.space == "local") and i.method == "emulated"}
     assumptions = [a for a in dict.fromkeys(i.assumption for i in instructions) if a]
     l1_sectors = shared = l2_read = l2_write = l2_atomic = ZERO
     for i in instructions:
@@ -186,10 +187,11 @@ def launch_traffic(bound: BoundLaunch, counts: dict[str, dict[int, float]], figu
             shared += cost
             continue
         l1_sectors += cost
+        missed = cost.scaled(1.0 - hit.get((i.function, i.index), 0.0))
         if i.kind == "load":
-            l2_read += cost.scaled(1.0 - hit.get((i.function, i.index), 0.0))
+            l2_read += missed
         elif i.kind == "store":
-            l2_write += cost
+            l2_write += missed
         else:
             l2_atomic += cost
     buffers = _buffers(bound, sample, l1.to_l2, instructions, hit, figures)
@@ -197,8 +199,10 @@ def launch_traffic(bound: BoundLaunch, counts: dict[str, dict[int, float]], figu
                "stopped": sample.stopped}
     dram_read = sum((b.dram_read_bytes for b in buffers), ZERO)
     dram_write = sum((b.dram_write_bytes for b in buffers), ZERO)
+    lanes = {(f, b): n / sample.warp_entries[f][b] for f, blocks in sample.entries.items()
+             for b, n in blocks.items() if sample.warp_entries.get(f, {}).get(b)}
     return LaunchTraffic(figures.name, instructions, hit, l1_sectors, shared, l2_read, l2_write, l2_atomic,
-                         dram_read, dram_write, buffers, sampled, assumptions)
+                         dram_read, dram_write, buffers, sampled, assumptions, lanes)
 
 
 def _buffer_sizes(bound: BoundLaunch) -> dict[str, int]:

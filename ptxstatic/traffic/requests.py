@@ -26,7 +26,7 @@ from ptxstatic.ptx.ast import Function, Module
 from ptxstatic.traffic.sample import LaunchSample, Request
 
 #: opcodes whose requests the model counts, by the kind of access
-KINDS = {"ld": "load", "ldu": "load", "st": "store", "atom": "atomic", "red": "atomic"}
+KINDS = {"ld": "load", "ldu": "load", "st": "store", "atom": "atomic", "red": "atomic", "cp.async": "load"}
 #: state spaces whose requests go through the SM's L1 (generic addresses are taken as global)
 CACHED_SPACES = ("global", "local", "generic")
 
@@ -71,7 +71,8 @@ class InstructionTraffic:
 def memory_instructions(fn: Function) -> list[int]:
     """Indices of the instructions of ``fn`` whose requests the model counts."""
     return [i for i, ins in enumerate(fn.instructions)
-            if ins.info.opcode in KINDS and ins.info.space in ("global", "local", "shared", "generic")]
+            if (ins.info.opcode in KINDS and ins.info.space in ("global", "local", "shared", "generic"))
+            or ins.info.opcode == "cp.async"]
 
 
 def request_cost(requests: list[Request]) -> tuple[float, float, float]:
@@ -120,7 +121,7 @@ def _emulated(fn: Function, i: int, space: str, requests: list[Request], scale: 
     ins = fn.instructions[i]
     strides = {_stride(r) for r in requests}
     stride = strides.pop() if len(strides) == 1 else None
-    return InstructionTraffic(fn.name, i, ins.line, KINDS[ins.info.opcode], space, requests[0].width, n * scale,
+    return InstructionTraffic(fn.name, i, ins.line, requests[0].kind, space, requests[0].width, n * scale,
                               lanes, cost / n, cost / n, cost / n, ideal / n, "emulated", stride)
 
 
@@ -136,7 +137,7 @@ def _from_stride(fn: Function, i: int, entries: float, strides: StrideAnalysis) 
     address's stride along %tid.x (module docstring)."""
     ins = fn.instructions[i]
     kind, width = KINDS[ins.info.opcode], ins.info.width_bytes or 4
-    space = "global" if ins.info.space == "generic" else ins.info.space
+    space = "global" if ins.info.space == "generic" or ins.info.opcode == "cp.async" else ins.info.space
     requests = entries / WARP_SIZE
     coef = strides.coef(address_operand(ins), i)
     lanes = np.arange(WARP_SIZE)

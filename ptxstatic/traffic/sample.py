@@ -50,6 +50,7 @@ class LaunchSample:
     ctas: list[int]
     requests: list[Request] = field(default_factory=list)
     entries: dict[str, dict[int, float]] = field(default_factory=dict)  # function -> block -> thread entries
+    warp_entries: dict[str, dict[int, float]] = field(default_factory=dict)  # function -> block -> warp entries
     buffers: dict[str, int] = field(default_factory=dict)  # buffer parameter -> global address
     stopped: str | None = None  # why the sample ended before the CTAs finished
     warp_instructions: int = 0
@@ -90,10 +91,11 @@ def sample_launch(module: Module, kernel: Function, launch: Launch, *, max_steps
         run = _run_cta(module, kernel, launch, cta, index, out, max_steps // len(ctas), seconds / len(ctas))
         if run is None:
             break
-        for name, blocks in run.counts.counts.items():
-            mine = out.entries.setdefault(name, {})
-            for b, n in blocks.items():
-                mine[b] = mine.get(b, 0.0) + n
+        for total, counted in ((out.entries, run.counts.counts), (out.warp_entries, run.warp_entries)):
+            for name, blocks in counted.items():
+                mine = total.setdefault(name, {})
+                for b, n in blocks.items():
+                    mine[b] = mine.get(b, 0.0) + n
         out.buffers = run.buffer_addresses
         out.warp_instructions += run.warp_instructions
         out.stopped = out.stopped or run.stopped
@@ -111,8 +113,12 @@ def _run_cta(module: Module, kernel: Function, launch: Launch, cta: tuple[int, i
         where = index.get(id(access.instruction))
         if where is not None:
             x, y, z = access.cta
+            addresses = access.addresses
+            if access.space == "local":  # each warp's frames, its lanes' words interleaved, as the hardware
+                lanes = access.lanes.astype(np.uint64)
+                addresses = (addresses // 4 * 128 + lanes * 4 + addresses % 4) + np.uint64((access.warp + 1) << 32)
             out.requests.append(Request(where[0], where[1], x + gx * (y + gy * z), access.warp, access.space,
-                                        access.kind, access.lanes, access.addresses, access.width))
+                                        access.kind, access.lanes, addresses, access.width))
 
     def progress(_warp: int, _steps: int) -> None:
         if time.monotonic() > deadline:

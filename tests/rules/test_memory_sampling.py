@@ -43,8 +43,8 @@ def kernel(directive: str = ""):
 
 
 def launch_of(directive: str = "", configured: Launch | None = None):
-    _, fn = kernel(directive)
-    return kernel_launch(fn, pointer_params(fn, def_use(build_cfg(fn))), configured)
+    module, fn = kernel(directive)
+    return kernel_launch(module, fn, pointer_params(fn, def_use(build_cfg(fn))), configured)
 
 
 @pytest.mark.parametrize("directive, block", [

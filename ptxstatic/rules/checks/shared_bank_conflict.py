@@ -16,7 +16,7 @@ from ptxstatic.rules.registry import Option, rule
       options={"min-ways": Option(2.0, "report when wavefronts/request is at least this multiple of the ideal")})
 def shared_bank_conflict(ctx: RuleContext) -> Iterator[Finding]:
     threshold = float(ctx.option("min-ways"))
-    groups: dict[tuple[object, str, bool], list[tuple[int, Figures]]] = {}
+    groups: dict[object, list[tuple[int, Figures]]] = {}
     for i, ins in enumerate(ctx.instructions):
         kind = JUDGED.get(ins.info.opcode)
         if kind is None or ins.info.space not in ("shared", "generic"):
@@ -24,12 +24,13 @@ def shared_bank_conflict(ctx: RuleContext) -> Iterator[Finding]:
         figures = instruction_figures(ctx, i, "shared")
         if figures is None or figures.ratio < threshold:
             continue
-        groups.setdefault((report_key(ctx, i), kind, figures.measured), []).append((i, figures))
-    for (_, kind, _), found in groups.items():  # one finding per source line and kind (unrolled loops)
-        yield _finding(ctx, kind, found)
+        groups.setdefault(report_key(ctx, i), []).append((i, figures))
+    for found in groups.values():  # one finding per source line (unrolled loops, loads and stores together)
+        yield _finding(ctx, found)
 
 
-def _finding(ctx: RuleContext, kind: str, found: list[tuple[int, Figures]]) -> Finding:
+def _finding(ctx: RuleContext, found: list[tuple[int, Figures]]) -> Finding:
+    kind = " and ".join(dict.fromkeys(JUDGED[ctx.instructions[i].info.opcode] for i, _ in found))
     s = summarise(ctx, found)
     ways = max(f.worst for _, f in found)
     message = (f"shared {kind}: {ways}-way bank conflict, {s.cost:.1f} wavefronts/request, ideal {s.ideal:.1f}"

@@ -31,14 +31,13 @@ def uncoalesced_global_access(ctx: RuleContext) -> Iterator[Finding]:
             if figures is not None:
                 judged[i] = figures
     exempt = _coalesced_together(ctx, judged, threshold)
-    groups: dict[tuple[object, str, bool], list[tuple[int, Figures]]] = {}
+    groups: dict[object, list[tuple[int, Figures]]] = {}
     for i, figures in judged.items():
         if figures.ratio < threshold or i in exempt:
             continue
-        kind = JUDGED[ctx.instructions[i].info.opcode]
-        groups.setdefault((report_key(ctx, i), kind, figures.measured), []).append((i, figures))
-    for (_, kind, _), found in groups.items():  # one finding per source line and kind (unrolled loops)
-        yield _finding(ctx, kind, found)
+        groups.setdefault(report_key(ctx, i), []).append((i, figures))
+    for found in groups.values():  # one finding per source line (unrolled loops, loads and stores together)
+        yield _finding(ctx, found)
 
 
 def _coalesced_together(ctx: RuleContext, judged: dict[int, Figures], threshold: float) -> set[int]:
@@ -65,7 +64,8 @@ def _together(ctx: RuleContext, judged: dict[int, Figures], indices: list[int], 
     return out
 
 
-def _finding(ctx: RuleContext, kind: str, found: list[tuple[int, Figures]]) -> Finding:
+def _finding(ctx: RuleContext, found: list[tuple[int, Figures]]) -> Finding:
+    kind = " and ".join(dict.fromkeys(JUDGED[ctx.instructions[i].info.opcode] for i, _ in found))
     s = summarise(ctx, found)
     message = f"global {kind}: {s.cost:.1f} sectors/request, minimum {s.ideal:.1f}{s.tail}"
     properties = {

@@ -39,7 +39,7 @@ extern "C" __global__ void ps101_aos_field(Particle* p, float dt)
 extern "C" __global__ void ps101_column_pitch(const float* __restrict__ m, float* __restrict__ out, int pitch)
 {
     int col = blockIdx.x * blockDim.x + threadIdx.x;
-    out[col] = m[col * pitch];  // expect-configured: PS101
+    out[col] = m[col * pitch];  // expect: PS101
 }
 
 // A texture fetch, which the emulator does not model, stops the emulation before the store: its figures are

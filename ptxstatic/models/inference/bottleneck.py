@@ -1,0 +1,147 @@
+"""Absolute time of one launch from its work and its memory traffic: a bottleneck model (numpy only).
+
+From the launch's work (:mod:`ptxstatic.features.work`) and traffic (:mod:`ptxstatic.traffic`), on a GPU's
+published figures (:mod:`ptxstatic.hardware.figures`) at given memory and core clocks, the time each
+resource of the GPU needs:
+
+* **core**: on the busiest SM (CTAs are spread evenly, ``ceil(CTAs / SMs)`` on it), the larger of the
+  schedulers' clocks (``issue_scale`` machine instructions per PTX instruction) and the busiest pipe's
+  (the integer and special-function pipes scaled by ``alu_scale`` and ``xu_scale``), and the latency
+  bound: in each round of resident CTAs, one warp's dependent-latency path (scaled by
+  ``latency_scale``), which few warps cannot hide;
+* **DRAM**: the DRAM bytes over the bandwidth at the memory clock, at ``dram_share`` of its peak;
+* **L2**: the L2 sectors (32 bytes) over ``l2_bytes_per_clock`` bytes per core clock for the whole chip;
+* **L1 and shared memory**: the busiest SM's L1 sectors at ``l1_sectors_per_clock`` and shared-memory
+  wavefronts at ``shared_wavefronts_per_clock`` per core clock.
+
+The estimate is the launch overhead plus the ``overlap``-norm of those times (``p`` large: the slowest
+resource alone; ``p`` = 1: no overlap). L2, L1, shared memory and the core follow the core clock; DRAM the
+memory clock. The parameters of a GPU are fitted on its measurements (``trained/<gpu>/bottleneck``, with
+the model card saying on what and how well); a GPU without them uses :data:`DEFAULT_PARAMETERS`, the
+H200's fit, and says so. The interval combines the traffic's and the counts' own ranges with the spread of
+the fit's errors on launches it was not fitted on.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+from ptxstatic.features.work import LaunchWork
+from ptxstatic.hardware.figures import GpuFigures
+from ptxstatic.traffic.caches import SECTOR
+
+MODEL = "bottleneck"
+RESOURCES = ("core", "dram", "l2", "l1")
+
+
+@dataclass(frozen=True)
+class BottleneckParameters:
+    dram_share: float = 0.8  # of the peak DRAM bandwidth a streaming kernel sustains
+    l2_bytes_per_clock: float = 2 * 2560.0  # the whole chip's L2 bandwidth, bytes per core clock
+    l1_sectors_per_clock: float = 4.0  # per SM
+    shared_wavefronts_per_clock: float = 1.0  # per SM
+    latency_scale: float = 1.0
+    issue_scale: float = 1.0  # machine instructions per PTX instruction issued (ptxas fuses and drops some)
+    alu_scale: float = 1.0  # clocks of the integer pipe relative to the published rates
+    xu_scale: float = 1.0  # ... of the special-function and conversion pipe
+    overlap: float = 4.0  # p of the p-norm of the resources' times
+    overhead_us: float = 3.0
+    error_low: float = 0.75  # multiplicative interval of the fit's errors on held-out launches (90 %)
+    error_high: float = 1.35
+    fitted_on: str = ""  # what the parameters were fitted on ("" for the defaults)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> BottleneckParameters:
+        known = {k: d[k] for k in cls.__dataclass_fields__ if k in d}
+        return cls(**known)
+
+
+DEFAULT_PARAMETERS = BottleneckParameters()
+
+
+@dataclass(frozen=True)
+class TimeEstimate:
+    gpu: str
+    f_mem_mhz: float
+    f_core_mhz: float
+    time_ms: float
+    low_ms: float
+    high_ms: float
+    resources_ms: dict[str, float]
+    overhead_ms: float
+    parameters: str  # which parameters made it
+
+    @property
+    def bound(self) -> str:
+        """The resource that takes longest."""
+        return max(self.resources_ms, key=lambda k: self.resources_ms[k])
+
+    @property
+    def memory_share(self) -> float:
+        """The share of the clock-dependent time that follows the memory clock (DRAM), against the part that
+        follows the core clock (the core, L2, L1), at these clocks."""
+        core = max(self.resources_ms[k] for k in ("core", "l2", "l1"))
+        dram = self.resources_ms["dram"]
+        return dram / (dram + core) if dram + core > 0 else 0.0
+
+    def to_dict(self) -> dict:
+        return {
+            "model": MODEL, "estimate": True, "gpu_figures": self.gpu, "parameters": self.parameters,
+            "f_mem_mhz": self.f_mem_mhz, "f_core_mhz": self.f_core_mhz, "time_ms": round(self.time_ms, 6),
+            "time_ms_low": round(self.low_ms, 6), "time_ms_high": round(self.high_ms, 6),
+            "resources_ms": {k: round(v, 6) for k, v in self.resources_ms.items()},
+            "overhead_ms": round(self.overhead_ms, 6), "bound": self.bound,
+            "memory_share": round(self.memory_share, 4),
+        }
+
+
+def resource_times(work: LaunchWork, figures: GpuFigures, f_mem_mhz: float, f_core_mhz: float,
+                   params: BottleneckParameters, which: str = "value") -> dict[str, float]:
+    """Seconds each resource needs (module docstring); ``which`` picks the traffic's ``value``, ``low`` or
+    ``high``."""
+    ctas = max(work.ctas, 1)
+    on_busiest = math.ceil(ctas / figures.sms)
+    share = on_busiest / ctas
+    clock = f_core_mhz * 1e6
+    rounds = math.ceil(on_busiest / max(1, work.resident_ctas))
+    scale = {"alu": params.alu_scale, "xu": params.xu_scale}
+    pipes = [v * scale.get(k, 1.0) for k, v in work.pipe_cycles.items()]
+    compute = max([work.issue_cycles * params.issue_scale, *pipes])
+    core = max(share * compute, rounds * work.path_cycles * params.latency_scale) / clock
+    out = {"core": core, "dram": 0.0, "l2": 0.0, "l1": 0.0}
+    t = work.traffic
+    if t is not None:
+        pick = lambda e: getattr(e, which)  # noqa: E731
+        out["dram"] = pick(t.dram_bytes) / (figures.bandwidth(f_mem_mhz) * params.dram_share)
+        out["l2"] = pick(t.l2_sectors) * SECTOR / (params.l2_bytes_per_clock * clock)
+        out["l1"] = share * (pick(t.l1_sectors) / params.l1_sectors_per_clock
+                             + pick(t.shared_wavefronts) / params.shared_wavefronts_per_clock) / clock
+    else:
+        out["dram"] = work.offchip_bytes / (figures.bandwidth(f_mem_mhz) * params.dram_share)
+    return out
+
+
+def combine(times: dict[str, float], p: float) -> float:
+    """The p-norm of the resources' times (computed on ratios to the largest, so large p cannot overflow)."""
+    top = max(times.values())
+    if top <= 0:
+        return 0.0
+    return top * sum((v / top) ** p for v in times.values()) ** (1.0 / p)
+
+
+def launch_time(work: LaunchWork, figures: GpuFigures, f_mem_mhz: float, f_core_mhz: float,
+                params: BottleneckParameters = DEFAULT_PARAMETERS) -> TimeEstimate:
+    """The estimate of ``work`` on ``figures``'s GPU at the given clocks, with its interval."""
+    overhead = params.overhead_us * 1e-6
+    times = resource_times(work, figures, f_mem_mhz, f_core_mhz, params)
+    busy = combine(times, params.overlap)
+    low = combine(resource_times(work, figures, f_mem_mhz, f_core_mhz, params, "low"), params.overlap)
+    high = combine(resource_times(work, figures, f_mem_mhz, f_core_mhz, params, "high"), params.overlap)
+    which = params.fitted_on or f"default parameters (the H200's fit), not fitted on {figures.name}"
+    return TimeEstimate(figures.name, f_mem_mhz, f_core_mhz, (busy + overhead) * 1e3,
+                        (low * params.error_low + overhead) * 1e3, (high * params.error_high + overhead) * 1e3,
+                        {k: v * 1e3 for k, v in times.items()}, overhead * 1e3, which)

@@ -1,0 +1,147 @@
+"""Fitting the bottleneck time model's parameters (:mod:`ptxstatic.models.inference.bottleneck`) to a GPU's
+measured launches (scipy).
+
+An observation is one measured launch of a manifest: its work and traffic computed as ``predict`` computes
+them (the module compiled for the GPU's architecture, the launch bound, block counts from the GPU's
+instrumented run where the dataset has them, else static) and its measured time. Time comes from
+``collect`` datasets (``collect_samples``, at default clocks) and from hardware-counter datasets
+(``collect_counters``' durations under Nsight Compute) for launches the former lack. The fit minimises the
+squared log ratio of predicted to measured time over the launches whose counts are exact; the interval's
+error factors are the 5th and 95th percentiles of the ratio on launches of families held out of the fit
+(leave-one-family-out, a family being a manifest source file).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+
+from ptxstatic.block_counts import BlockCounts
+from ptxstatic.collect.compile import compile_all
+from ptxstatic.collect.manifest import load_manifest
+from ptxstatic.counts.static.estimate import estimate_counts
+from ptxstatic.errors import PtxstaticError
+from ptxstatic.features.work import LaunchWork, launch_work
+from ptxstatic.hardware.figures import GpuFigures
+from ptxstatic.launch import Launch
+from ptxstatic.models.inference.bottleneck import DEFAULT_PARAMETERS, BottleneckParameters, launch_time
+from ptxstatic.ptx.launch_binding import bind
+from ptxstatic.traffic.model import launch_traffic
+
+#: parameters the fit moves, with their bounds
+FITTED = {"dram_share": (0.5, 1.0), "l2_bytes_per_clock": (1000.0, 20000.0), "l1_sectors_per_clock": (1.0, 8.0),
+          "shared_wavefronts_per_clock": (0.5, 2.0), "latency_scale": (0.25, 4.0), "issue_scale": (0.4, 1.5),
+          "alu_scale": (0.25, 2.0), "xu_scale": (0.25, 2.0), "overlap": (1.0, 16.0), "overhead_us": (0.5, 20.0)}
+#: the robust loss of the fit and its scale (log ratio): a few launches the model cannot describe (tensor
+#: cores, contended atomics) must not bend it for the rest
+LOSS, LOSS_SCALE = "soft_l1", 0.2
+
+
+@dataclass(frozen=True)
+class Observation:
+    benchmark: str
+    family: str  # the manifest source file's stem
+    launch: str  # canonical JSON
+    time_ms: float
+    source: str  # "collect" or "counters"
+    exact: bool  # block counts measured on the GPU, or static and exact
+    work: LaunchWork
+
+
+def measured_times(collect_dbs: list[Path], counters_dbs: list[Path], gpu: str) -> dict[tuple[str, str], tuple]:
+    """(benchmark, launch) -> (time ms, source, GPU block counts JSON or None): collect samples first, then
+    the counters' durations for launches no sample has."""
+    out: dict[tuple[str, str], tuple] = {}
+    for path in collect_dbs:
+        with sqlite3.connect(path) as db:
+            rows = db.execute("SELECT s.benchmark, s.launch, s.time_ms, k.block_counts FROM collect_samples s "
+                              "JOIN collect_kernels k ON k.benchmark = s.benchmark AND k.launch = s.launch "
+                              "WHERE s.status = 'ok' AND s.gpu = ?", (gpu,)).fetchall()
+        for b, launch, t, counts in rows:
+            out.setdefault((b, launch), (float(t), "collect", counts))
+    for path in counters_dbs:
+        with sqlite3.connect(path) as db:
+            rows = db.execute("SELECT benchmark, launch, metrics FROM collect_counters WHERE gpu = ?", (gpu,))
+            for b, launch, metrics in rows.fetchall():
+                duration = json.loads(metrics).get("gpu__time_duration.sum")
+                if duration:
+                    out.setdefault((b, launch), (float(duration) / 1e6, "counters", None))
+    return out
+
+
+def observations(manifest: Path, collect_dbs: list[Path], counters_dbs: list[Path], figures: GpuFigures,
+                 progress: Callable[[str], None] = lambda s: None) -> list[Observation]:
+    """Every measured launch of ``manifest`` on ``figures``'s GPU, with its work and traffic."""
+    spec = load_manifest(manifest)
+    times = measured_times(collect_dbs, counters_dbs, figures.name)
+    benches = {b.name: b for b in spec.benchmarks}
+    wanted = [(benches[b], launch) for b, launch in times if b in benches]
+    sources = compile_all(sorted({b.source for b, _ in wanted}), figures.arch, spec.nvcc_flags)
+    out = []
+    for n, (bench, key) in enumerate(sorted(wanted, key=lambda w: (w[0].name, w[1]))):
+        src = sources[bench.source]
+        if isinstance(src, PtxstaticError):
+            continue
+        t, source, gpu_counts = times[(bench.name, key)]
+        bound = bind(src.module, bench.kernel, Launch.from_dict(json.loads(key)))
+        if gpu_counts is not None:
+            counts, exact = BlockCounts.from_dict(json.loads(gpu_counts)), True
+        else:
+            est = estimate_counts(bound)
+            counts, exact = est.counts, bool(est.summary()["exact"])
+        traffic = launch_traffic(bound, counts.counts, figures)
+        work = launch_work(src.module, counts, figures, traffic)
+        out.append(Observation(bench.name, bench.source.stem, key, t, source, exact, work))
+        progress(f"{n + 1}/{len(wanted)} {bench.name}")
+    return out
+
+
+def _with(params: BottleneckParameters, x: np.ndarray) -> BottleneckParameters:
+    return replace(params, **{k: float(v) for k, v in zip(FITTED, x, strict=True)})
+
+
+def log_ratios(obs: list[Observation], figures: GpuFigures, params: BottleneckParameters) -> np.ndarray:
+    """log(predicted / measured) per observation at the GPU's default clocks."""
+    f_mem, f_core = figures.default_clocks or (figures.memory_mhz, figures.max_core_mhz)
+    return np.array([math.log(launch_time(o.work, figures, f_mem, f_core, params).time_ms / o.time_ms)
+                     for o in obs])
+
+
+def fit(obs: list[Observation], figures: GpuFigures, start: BottleneckParameters = DEFAULT_PARAMETERS
+        ) -> BottleneckParameters:
+    """The parameters that minimise the squared log ratios over ``obs`` (within :data:`FITTED`'s bounds)."""
+    from scipy.optimize import least_squares
+
+    if not obs:
+        raise PtxstaticError("no measured launches to fit the bottleneck model on")
+    lo, hi = (np.array([b[i] for b in FITTED.values()]) for i in (0, 1))
+    x0 = np.clip([getattr(start, k) for k in FITTED], lo, hi)
+    result = least_squares(lambda x: log_ratios(obs, figures, _with(start, x)), x0, bounds=(lo, hi),
+                           x_scale="jac", diff_step=1e-3, loss=LOSS, f_scale=LOSS_SCALE)
+    return _with(start, result.x)
+
+
+def held_out_ratios(obs: list[Observation], figures: GpuFigures, start: BottleneckParameters
+                    ) -> dict[int, float]:
+    """log(predicted / measured) of each observation by a fit that did not see its family."""
+    out = {}
+    for family in sorted({o.family for o in obs}):
+        train = [o for o in obs if o.family != family and o.exact]
+        test = [i for i, o in enumerate(obs) if o.family == family]
+        params = fit(train, figures, start)
+        for i, r in zip(test, log_ratios([obs[i] for i in test], figures, params), strict=True):
+            out[i] = float(r)
+    return out
+
+
+def error_factors(ratios: list[float]) -> tuple[float, float]:
+    """The 5th and 95th percentiles of predicted / measured, as multiplicative interval factors: the interval
+    ``[low / q95, high / q5]`` holds the measurement 90 % of the time on such launches."""
+    r = np.exp(np.asarray(ratios))
+    return float(1.0 / np.percentile(r, 95)), float(1.0 / np.percentile(r, 5))
