@@ -97,3 +97,5 @@ TRAFFIC_SAMPLE_CTAS = 4
 #: warp instructions the traffic model's sample may run, and its seconds (whichever ends it first)
 TRAFFIC_MAX_STEPS = 40_000
 TRAFFIC_SECONDS = 0.5
+#: launches whose traffic a process keeps computed
+TRAFFIC_CACHE = 32

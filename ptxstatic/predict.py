@@ -1,7 +1,8 @@
 """The prediction pipeline, callable without the command line: how a kernel's time, power and energy scale
 with the GPU's memory and core clocks, with intervals, an out-of-distribution report and the shrinkage
 toward the training mean surface it caused; its minimum-energy configuration with the expected saving and
-its range, and its Pareto set; and, given a launch, a roofline estimate of its absolute time. Inference
+its range, and its Pareto set; and, given a launch, its memory traffic and an estimate of its absolute time
+(the bottleneck model, whose memory-bound share the DVFS model then follows). Inference
 runs on numpy arrays (no torch, scikit-learn or scipy).
 
 Models are loaded once (:func:`load_models`); each kernel is then predicted from its executed sequence
@@ -14,7 +15,7 @@ their nesting depth)::
 
 Every result is a plain, JSON-ready dict (see :func:`prediction`), the same the ``predict`` command prints.
 Every number in it comes from the one table of surfaces of the named model (or, for absolute time, from
-the roofline estimate, which says so).
+the bottleneck estimate, which says so).
 """
 
 from __future__ import annotations
@@ -26,17 +27,24 @@ from ptxstatic.block_counts import BlockCounts
 from ptxstatic.decisions.clock_choice import ScalingTable, min_energy, pareto_set
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.features.intensity import DEFAULT_TRIPS, loop_weighted_runs
-from ptxstatic.features.work import launch_work
+from ptxstatic.features.work import LaunchWork, launch_work
 from ptxstatic.hardware.figures import GPU_FIGURES, GpuFigures, known_figures
 from ptxstatic.launch import Launch
 from ptxstatic.limits import STATIC_MAX_SECONDS
+from ptxstatic.models.inference.bottleneck import BottleneckParameters, TimeEstimate, launch_time
 from ptxstatic.models.inference.calibration import DvfsPrediction
-from ptxstatic.models.inference.loading import DEFAULT_DVFS, LoadedModel, not_shipped, prediction_model
+from ptxstatic.models.inference.loading import (
+    DEFAULT_DVFS,
+    LoadedModel,
+    bottleneck_parameters,
+    not_shipped,
+    prediction_model,
+)
 from ptxstatic.models.inference.physical_surfaces import QUANTITIES
-from ptxstatic.models.inference.roofline import roofline_time
 from ptxstatic.ptx.ast import Function, Module
 from ptxstatic.ptx.kernels import find_kernel, find_kernels
 from ptxstatic.ptx.launch_binding import BoundLaunch, bind
+from ptxstatic.traffic.model import LaunchTraffic, launch_traffic, traffic_summary
 
 if TYPE_CHECKING:
     from ptxstatic.counts.static.estimate import StaticEstimate
@@ -54,6 +62,7 @@ class Models:
     dvfs: LoadedModel | None
     gpu: str
     figures: GpuFigures | None
+    bottleneck: BottleneckParameters  # the absolute time model's parameters for the GPU
 
 
 def load_models(gpu: str | None = None, model_path: str | None = None) -> Models:
@@ -68,7 +77,7 @@ def load_models(gpu: str | None = None, model_path: str | None = None) -> Models
                              f"estimate: {estimable}")
     if dvfs is not None:
         dvfs.require_calibration()  # predict reports intervals, which an uncalibrated model cannot give
-    return Models(dvfs, name, figures)
+    return Models(dvfs, name, figures, bottleneck_parameters(name))
 
 
 def executed_estimate(kernel: Function, bound: BoundLaunch | None, max_seconds: float = STATIC_MAX_SECONDS,
@@ -112,16 +121,23 @@ def predict_kernel(module: Module, kernel: str | Function, models: Models,
     seq, notes, est = (estimate if estimate is not None else executed_estimate(fn, bound, max_seconds, profile))
     notes = list(notes)
     counts = est.counts if est is not None else None
-    table, detail, dvfs = None, None, models.dvfs
+    dvfs = models.dvfs
+    timing = _timing(models, bound, counts, notes)
+    table, detail = None, None
     if dvfs is not None:
-        detail = dvfs.details([seq])[0]
+        share = None
+        if timing is not None and dvfs.takes_memory_share:
+            share = timing.at_reference.memory_share
+            notes.append(f"memory-bound share {share:.2f} from the launch's traffic (DRAM against the core, L2 and "
+                         "L1 at the highest clocks), in place of the model's own")
+        detail = dvfs.details([seq], [share] if share is not None else None)[0]
         table = ScalingTable.from_prediction(dvfs.predictor.clocks, detail.surfaces,
                                              dvfs.require_calibration().energy_from, detail.lower, detail.upper)
         rising = table.rising_time()
         if rising:
             notes.append(f"the {dvfs.name} model is not physically constrained: time rises with a clock between "
                          f"{rising} pairs of configurations")
-    absolute = _absolute(models, module, counts, table, notes)
+    absolute = timing.to_dict() if timing is not None else None
     out = prediction(fn.name, module.filename, models.gpu, _describe(dvfs), table, max_slowdown, detail, absolute,
                      notes)
     out["block_counts"] = est.summary() if est is not None else None
@@ -153,33 +169,55 @@ def _describe(dvfs: LoadedModel | None) -> dict | None:
             "interval_level": dvfs.calibration.intervals.level if dvfs.calibration else None}
 
 
-def _absolute(models: Models, module: Module, counts: BlockCounts | None, table: ScalingTable | None,
-              notes: list[str]) -> dict | None:
-    """The roofline estimate of the launch's time at the reference clocks (the DVFS table's F_max, else the
-    board's highest clocks), with the work it is computed from."""
-    if counts is None:
+@dataclass(frozen=True)
+class Timing:
+    """A launch's absolute time at its reference clocks, with its work and traffic."""
+
+    at_reference: TimeEstimate
+    work: LaunchWork
+    traffic: LaunchTraffic
+    figures: GpuFigures
+
+    def to_dict(self) -> dict:
+        return {**self.at_reference.to_dict(), "work": self.work.to_dict(), "traffic": traffic_summary(self.traffic),
+                "gpu": self.figures.to_dict()}
+
+
+def reference_clocks(models: Models) -> tuple[float, float]:
+    """(memory, core) MHz that absolute time is given at: the DVFS model's F_max, else the board's default
+    clocks, else its highest."""
+    dvfs, figures = models.dvfs, models.figures
+    if dvfs is not None:
+        clocks = dvfs.predictor.clocks
+        return clocks.f_mem[clocks.reference], clocks.f_core[clocks.reference]
+    assert figures is not None
+    return figures.default_clocks or (figures.memory_mhz, figures.max_core_mhz)
+
+
+def _timing(models: Models, bound: BoundLaunch | None, counts: BlockCounts | None, notes: list[str]
+            ) -> Timing | None:
+    """The launch's memory traffic, work and bottleneck estimate of its time, where it can be had."""
+    if counts is None or bound is None:
         notes.append("absolute time needs --launch: the work, and so the time, grows with the grid and the arguments")
         return None
-    if models.figures is None:
+    figures = models.figures
+    if figures is None:
         notes.append(f"no published figures for GPU {models.gpu!r}: no absolute time estimate")
         return None
-    figures = models.figures
     if not figures.has_rates:
         notes.append(f"no published issue rates for {figures.arch} (GPU {models.gpu!r}): no absolute time estimate")
         return None
-    if table is not None:
-        ref = table.clocks.reference
-        f_mem, f_core = table.clocks.f_mem[ref], table.clocks.f_core[ref]
-    else:
-        f_mem, f_core = figures.memory_mhz, figures.max_core_mhz
-    dvfs = models.dvfs
-    overlap = getattr(getattr(dvfs.predictor, "shape", None), "overlap", None) if dvfs else None
-    work = launch_work(module, counts, figures)
+    traffic = launch_traffic(bound, counts.counts, figures)
+    work = launch_work(bound.module, counts, figures, traffic)
     if work.unknown_copies:
         notes.append(f"{work.unknown_copies:g} executed copies of a size not known statically: their bytes are "
                      "not in the absolute estimate")
-    est = roofline_time(work, figures, f_mem, f_core, overlap)
-    return {**est.to_dict(), "work": work.to_dict(), "gpu": figures.to_dict()}
+    notes += [f"traffic: {a}" for a in traffic.assumptions]
+    if traffic.sampled.get("stopped"):
+        notes.append(f"traffic: the sample of the launch ended early ({traffic.sampled['stopped']}): what it ran "
+                     "is scaled by the block counts")
+    f_mem, f_core = reference_clocks(models)
+    return Timing(launch_time(work, figures, f_mem, f_core, models.bottleneck), work, traffic, figures)
 
 
 def _rounded(x: float) -> float:
@@ -208,7 +246,7 @@ def _choice(table: ScalingTable, i: int) -> dict:
 
 
 def _per_config_time(absolute: dict | None, table: ScalingTable, i: int) -> dict:
-    """Absolute time at configuration ``i``: the roofline estimate at F_max times the table's time scaling."""
+    """Absolute time at configuration ``i``: the bottleneck estimate at F_max times the table's time scaling."""
     if absolute is None:
         return {}
     out = {"time_ms": round(absolute["time_ms"] * float(table.time[i]), 6)}
@@ -225,7 +263,7 @@ def prediction(
     """Everything reported for one kernel, as a JSON-ready dict (what ``ptxstatic predict`` prints).
 
     ``model``: which DVFS model produced the scaling, the intervals and the decisions; ``absolute``: the
-    roofline estimate (its ``model`` field says so), whose time at F_max, times each configuration's time
+    bottleneck estimate (its ``model`` field says so), whose time at F_max, times each configuration's time
     scaling, is every configuration's ``time_ms``. Without a scaling ``table`` (a GPU with published figures
     only) there are no configurations.
     """

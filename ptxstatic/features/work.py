@@ -29,6 +29,7 @@ from ptxstatic.hardware.figures import GpuFigures
 from ptxstatic.hardware.issue_rates import issue_class
 from ptxstatic.hardware.occupancy import ARCHS
 from ptxstatic.limits import WARP_SIZE
+from ptxstatic.ptx import isa
 from ptxstatic.ptx.ast import Function, Instruction, Module, Reg
 from ptxstatic.traffic.model import LaunchTraffic
 
@@ -48,16 +49,24 @@ PIPES = {
 #: scaled as a whole by its calibration
 LATENCY = {"fp32": 4, "fp16": 5, "int_add": 4, "int_mul": 5, "shift_compare": 4, "bit_count": 6, "fp64": 8,
            "conversion": 12, "conversion64": 12, "special": 20, "fp_div": 20, "int_div": 40, "shuffle": 24,
-           "control": 4, "shared": 30, "global": 300, "local": 300, "param": 4, "const": 8}
+           "control": 8, "shared": 30, "global": 300, "local": 300, "param": 4, "const": 8}
 
 
 #: IEEE-rounded single-precision division, reciprocal and square root: the instruction sequences ptxas emits
 #: (a special-function approximation refined by fused multiply-adds, with a guarded slow path), as
 #: (fp32 instructions, clocks of their dependent path)
 IEEE_F32 = {"div": (10, 60), "rcp": (8, 50), "sqrt": (8, 50)}
-#: instructions ptxas emits for a 32-bit integer division or remainder by a divisor that does not change in
-#: the loop (multiply by a reciprocal computed once) and by one that does (a subroutine)
-INT_DIV_INVARIANT, INT_DIV_VARYING = 3, 20
+#: the same for double precision (fp64 instructions: a reciprocal estimate refined by DFMA steps)
+IEEE_F64 = {"div": (24, 150), "rcp": (16, 110), "sqrt": (24, 150)}
+#: (instructions, clocks) ptxas emits for a 32-bit integer division or remainder by a divisor that does not
+#: change in the loop (multiply-high by a reciprocal computed once, then a correction) and by one that does
+#: (a subroutine)
+INT_DIV_INVARIANT, INT_DIV_VARYING = (8, 40), (20, 80)
+#: (instructions, clocks) of a call through a function pointer or an indexed branch: the indirect jump, the
+#: convergence barrier around it, and for a call the arguments and return address through the stack
+INDIRECT = {"call": (12, 60), "brx.idx": (8, 40)}
+#: clocks of a global load by where it is served: L1, L2, DRAM (DRAM's under load, queueing included)
+GLOBAL_LOAD_LATENCY = {"l1": 40, "l2": 300, "dram": 700}
 
 
 @dataclass(frozen=True)
@@ -70,27 +79,36 @@ class Cost:
     latency: float
 
 
-def instruction_cost(ins: Instruction, invariant: Callable[[Instruction], bool]) -> Cost:
-    """The :class:`Cost` of ``ins``; ``invariant(ins)``: whether its divisor does not change in its loop."""
+def instruction_cost(ins: Instruction, invariant: Callable[[Instruction], bool],
+                     load_latency: Callable[[Instruction], float] | None = None) -> Cost:
+    """The :class:`Cost` of ``ins``; ``invariant(ins)``: whether its divisor does not change in its loop;
+    ``load_latency(ins)``: the clocks a global load takes where the traffic model knows where it hits."""
     info = ins.info
     cls, op = issue_class(info), info.opcode
     wide = info.dtype in ("u64", "s64", "b64")
     if op == "cvt" and all(t[:1] in "usb" for t in info.types):
         return Cost("int_add", 1.0, LATENCY["int_add"])  # between integer widths: a move or nothing
+    if op == "cvt" and any(t in ("f16", "bf16", "f16x2", "bf16x2") for t in info.types):
+        return Cost("fp32", 1.0, LATENCY["fp16"])  # half conversions run on the FMA pipe
     if cls == "int_mul":
         return Cost(cls, 4.0 if wide and "wide" not in info.other else 1.0, LATENCY["int_mul"])
     if cls == "int_add" and wide and op in ("add", "sub", "min", "max", "neg", "abs"):
         return Cost(cls, 2.0, LATENCY["int_add"])
     if cls == "int_div":
-        if invariant(ins):
-            return Cost("int_mul", INT_DIV_INVARIANT, 3 * LATENCY["int_mul"])
-        return Cost("int_add", INT_DIV_VARYING, LATENCY["int_div"])
-    if info.dtype == "f32" and op in IEEE_F32 and "approx" not in info.other and "full" not in info.other:
-        count, latency = IEEE_F32[op]
-        return Cost("fp32", count, latency)
-    latency = LATENCY.get(info.space if info.space != "generic" else "global", LATENCY["global"]) \
-        if info.is_load else LATENCY.get(cls, 4)
-    return Cost(cls, 1.0, latency)
+        count, latency = INT_DIV_INVARIANT if invariant(ins) else INT_DIV_VARYING
+        return Cost("int_mul", count, latency)
+    exact = "approx" not in info.other and "full" not in info.other
+    if exact and op in IEEE_F32 and info.dtype == "f32":
+        return Cost("fp32", *IEEE_F32[op])
+    if op in IEEE_F64 and info.dtype == "f64":
+        return Cost("fp64", *IEEE_F64[op])
+    if op == "brx.idx" or (op == "call" and any(isinstance(o, Reg) for o in ins.operands)):
+        return Cost("control", *INDIRECT[op])
+    if info.is_load:
+        space = "global" if info.space == "generic" else info.space
+        latency = load_latency(ins) if load_latency is not None and space == "global" else LATENCY.get(space, 300)
+        return Cost(cls, 1.0, latency)
+    return Cost(cls, 1.0, LATENCY.get(cls, 4))
 
 
 @dataclass(frozen=True)
@@ -103,7 +121,7 @@ class LaunchWork:
     warp_instructions: float
     issue_cycles: float  # SM clocks the schedulers need, summed over SMs
     pipe_cycles: dict[str, float]  # SM clocks each pipe needs, summed over SMs
-    path_cycles: float  # one warp's dependent-latency path, clocks
+    path_cycles: dict[str, float]  # one warp's dependent-latency path, clocks, by what it waits for
     resident_ctas: int  # CTAs an SM runs at a time
     offchip_bytes: float  # moved by global, generic, local and texture accesses as asked (caches ignored)
     unknown_copies: float  # executions of copies whose size is not static (their bytes are not counted)
@@ -119,7 +137,8 @@ class LaunchWork:
         return {"ctas": self.ctas, "threads": self.threads, "instructions": self.instructions,
                 "warp_instructions": round(self.warp_instructions, 1), "issue_cycles": round(self.issue_cycles, 1),
                 "pipe_cycles": {k: round(v, 1) for k, v in sorted(self.pipe_cycles.items())},
-                "path_cycles_per_warp": round(self.path_cycles, 1), "resident_ctas_per_sm": self.resident_ctas,
+                "path_cycles_per_warp": {k: round(v, 1) for k, v in sorted(self.path_cycles.items())},
+                "resident_ctas_per_sm": self.resident_ctas,
                 "offchip_bytes": self.offchip_bytes}
 
 
@@ -131,8 +150,9 @@ def launch_work(module: Module, counts: BlockCounts, figures: GpuFigures,
     many on average where it ran the block (a branch that splits warps runs both sides), full warps
     elsewhere."""
     rates = figures.rates
-    instructions = warp_instructions = offchip = unknown = path = 0.0
+    instructions = warp_instructions = offchip = unknown = 0.0
     pipes: dict[str, float] = defaultdict(float)
+    path: dict[str, float] = defaultdict(float)
     launch = counts.launch
     full = _active_lanes(launch.threads_per_block)
     lanes = traffic.lanes_per_entry if traffic is not None else {}
@@ -140,34 +160,61 @@ def launch_work(module: Module, counts: BlockCounts, figures: GpuFigures,
         fn = module.function(fname)
         cfg = build_cfg(fn)
         invariant = _invariant_divisors(fn, cfg)
+        latency = _load_latency(fn, traffic)
         seq = kernel_sequence(fn)
         for b in cfg.blocks:
             c = blocks.get(b.id, 0.0)
             if not c:
                 continue
             active = lanes.get((fname, b.id), full)
-            block_path = 0.0
             for k, ins in enumerate(b.instructions):
-                cost = instruction_cost(ins, invariant)
+                cost = instruction_cost(ins, invariant, latency)
                 instructions += c
                 warp_instructions += c * cost.count / active
                 pipes[PIPES[cost.cls]] += c * cost.count / getattr(rates, cost.cls)
                 d = seq[b.start + k].dep_distance
-                wait = 1.0
-                if 0 < d <= k:  # the producer is in this block
-                    producer = instruction_cost(b.instructions[k - d], invariant)
-                    wait = max(1.0, producer.latency - (d - 1))
-                block_path += wait + cost.count - 1
+                path["issue"] += c * cost.count
+                if 0 < d <= k:  # the producer is in this block: wait for it
+                    producer = b.instructions[k - d]
+                    wait = max(0.0, instruction_cost(producer, invariant, latency).latency - d)
+                    path[_latency_kind(producer)] += c * wait
+                if cost.cls == "control":  # the next instruction is fetched after the branch resolves
+                    path["control"] += c * (cost.latency - 1)
                 for space, nbytes in memory_traffic(ins):
                     if space == "unknown":
                         unknown += c
                     elif space in OFFCHIP:
                         offchip += c * nbytes
-            path += c * block_path
     threads = max(1, launch.threads)
     return LaunchWork(figures.name, launch.blocks, launch.threads, launch.threads_per_block, instructions,
-                      warp_instructions, warp_instructions / SCHEDULERS, dict(pipes), path / threads,
+                      warp_instructions, warp_instructions / SCHEDULERS, dict(pipes),
+                      {k: v / threads for k, v in path.items()},
                       _resident(launch.blocks, launch.threads_per_block, figures), offchip, unknown, traffic)
+
+
+def _latency_kind(producer: Instruction) -> str:
+    """What a wait for ``producer`` is attributed to: memory, the special-function unit, or arithmetic."""
+    if producer.info.is_load or producer.info.group == isa.ATOMIC:
+        return "memory"
+    return "special" if issue_class(producer.info) in ("special", "fp_div", "conversion") else "arithmetic"
+
+
+def _load_latency(fn: Function, traffic: LaunchTraffic | None) -> Callable[[Instruction], float]:
+    """Clocks of a global load of ``fn``: by its L1 hit rate, and for its misses by the share of the launch's
+    L2 reads that DRAM serves (:data:`GLOBAL_LOAD_LATENCY`; without traffic, as from DRAM)."""
+    hits: dict[int, float] = {}
+    dram = 1.0
+    if traffic is not None:
+        hits = {id(fn.instructions[i]): h for (f, i), h in traffic.l1_hit.items() if f == fn.name}
+        l2 = traffic.l2_read_sectors.value * 32
+        dram = min(1.0, traffic.dram_read_bytes.value / l2) if l2 > 0 else 1.0
+    miss = GLOBAL_LOAD_LATENCY["l2"] * (1 - dram) + GLOBAL_LOAD_LATENCY["dram"] * dram
+
+    def latency(ins: Instruction) -> float:
+        hit = hits.get(id(ins), 0.0)
+        return hit * GLOBAL_LOAD_LATENCY["l1"] + (1 - hit) * miss
+
+    return latency
 
 
 def _invariant_divisors(fn: Function, cfg: BlockGraph) -> Callable[[Instruction], bool]:

@@ -71,10 +71,30 @@ def _absolute(d: dict) -> list[str]:
     if not a:
         return []
     board = a["gpu"]["board"]
-    return [f"absolute time at mem {a['f_mem_mhz']:g} MHz, core {a['f_core_mhz']:g} MHz: "
-            f"{_ms(a['time_ms'], a['time_ms_low'], a['time_ms_high'])} ms — a {a['model']} estimate from the "
-            f"published figures of the {board}, not a measurement; {a['bound']}-bound (issue {a['issue_ms']:.3g} ms, "
-            f"memory {a['memory_ms']:.3g} ms, launch {a['overhead_ms']:.3g} ms)"]
+    r = a["resources_ms"]
+    lines = [f"absolute time at mem {a['f_mem_mhz']:g} MHz, core {a['f_core_mhz']:g} MHz: "
+             f"{_ms(a['time_ms'], a['time_ms_low'], a['time_ms_high'])} ms — a {a['model']} estimate on the "
+             f"published figures of the {board} ({a['parameters']}), not a measurement; {a['bound']}-bound (core "
+             f"{r['core']:.3g} ms, DRAM {r['dram']:.3g} ms, L2 {r['l2']:.3g} ms, L1 {r['l1']:.3g} ms, launch "
+             f"{a['overhead_ms']:.3g} ms); memory-bound share {a['memory_share']:.2f}"]
+    t = a.get("traffic")
+    if t:
+        lines.append(f"traffic: DRAM {_bytes(t['dram_read_bytes'])} read, {_bytes(t['dram_write_bytes'])} written; "
+                     f"L2 {_bytes(t['l2_bytes'])}; L1 {_bytes(t['l1_bytes'])}")
+        for i in t["instructions"]:
+            if i["per_request"] >= 2 * i["ideal_per_request"]:
+                lines.append(f"  line {i['line']}: {i['space']} {i['kind']} {i['per_request']:.1f} sectors/request "
+                             f"(minimum {i['ideal_per_request']:.1f}), {i['method']}")
+    return lines
+
+
+def _bytes(e: dict) -> str:
+    """A byte count with its interval, in the unit that suits it."""
+    v, lo, hi = e["value"], e["low"], e["high"]
+    unit, k = next(((u, k) for u, k in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)) if v >= k), ("B", 1.0))
+    if lo == v == hi:
+        return f"{v / k:.3g} {unit}"
+    return f"{v / k:.3g} {unit} [{lo / k:.3g}, {hi / k:.3g}]"
 
 
 def prediction_text(d: dict) -> str:

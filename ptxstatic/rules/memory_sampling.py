@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ptxstatic.config import Config
-from ptxstatic.launch import Buffer, Launch
+from ptxstatic.launch import Launch
 from ptxstatic.limits import (
     MEMORY_RULES_IDLE_TURNS,
     MEMORY_RULES_MAX_STEPS,
@@ -32,13 +32,12 @@ from ptxstatic.limits import (
 )
 from ptxstatic.ptx.ast import Function, Module
 from ptxstatic.ptx.launch_binding import bind_present
+from ptxstatic.traffic.sample import complete_args
 
 #: the default launch: blocks of 32 x 4 threads (one warp a row of x, every warp sampled) in a 32 x 32 grid,
 #: integer arguments 1024, floating-point ones 1.0, and a 2 MiB zero-filled buffer for every pointer
 DEFAULT_BLOCK = (32, 4, 1)
 DEFAULT_GRID = (32, 32, 1)
-DEFAULT_INTEGER = 1024
-DEFAULT_FLOAT = 1.0
 DEFAULT_BUFFER_BYTES = 2 << 20
 DEFAULT_SHARED_BYTES = 48 << 10
 SAMPLED_CTA = (0, 0, 0)
@@ -121,27 +120,10 @@ def kernel_launch(module: Module, fn: Function, pointers: set[str], configured: 
     aggregate passed by value.
     """
     given = bind_present(module, fn, configured.args)[0] if configured is not None else {}
-    args: dict[str, int | float | Buffer] = {}
-    invented = set()
-    for decl in fn.params or ():
-        for d in decl.names:
-            value = given.get(d.name)
-            if value is None:
-                value = _made_up(decl.dtype, bool(d.dims), d.name in pointers)
-                if not isinstance(value, Buffer):
-                    invented.add(d.name)
-            args[d.name] = value
+    args, invented, _ = complete_args(fn, given, pointers, DEFAULT_BUFFER_BYTES)
     if configured is not None:
         return Launch(configured.grid, configured.block, configured.shared_bytes, args), frozenset(invented)
     return Launch(DEFAULT_GRID, _default_block(fn), DEFAULT_SHARED_BYTES, args), frozenset(invented)
-
-
-def _made_up(dtype: str, aggregate: bool, pointer: bool) -> int | float | Buffer:
-    if aggregate:  # a structure passed by value, even one whose first field is a pointer
-        return 0
-    if pointer:
-        return Buffer("u32", DEFAULT_BUFFER_BYTES // 4)
-    return DEFAULT_FLOAT if dtype in ("f32", "f64") else DEFAULT_INTEGER
 
 
 def _default_block(fn: Function) -> tuple[int, int, int]:

@@ -11,17 +11,19 @@ and kept (:func:`cached_traffic`).
 
 from __future__ import annotations
 
+import json
 import math
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from ptxstatic.analysis.cfg import build_cfg
 from ptxstatic.analysis.defuse import def_use
-from ptxstatic.analysis.memory_access import address_inputs, sectors_of
+from ptxstatic.analysis.memory_access import address_inputs, pointer_params, sectors_of
 from ptxstatic.hardware.figures import GpuFigures
 from ptxstatic.hardware.occupancy import ARCHS
-from ptxstatic.launch import Buffer
+from ptxstatic.launch import Buffer, Launch
+from ptxstatic.limits import TRAFFIC_CACHE
 from ptxstatic.ptx.dtypes import size_of
 from ptxstatic.ptx.launch_binding import BoundLaunch
 from ptxstatic.traffic.caches import (
@@ -37,7 +39,14 @@ from ptxstatic.traffic.caches import (
     simulate_l1,
 )
 from ptxstatic.traffic.requests import InstructionTraffic, instruction_traffic
-from ptxstatic.traffic.sample import LaunchSample, sample_launch
+from ptxstatic.traffic.sample import (
+    MADE_UP_BUFFER_BYTES,
+    MADE_UP_FLOAT,
+    MADE_UP_INTEGER,
+    LaunchSample,
+    complete_args,
+    sample_launch,
+)
 
 #: the least L1 capacity a CTA is given in the model (bytes)
 MIN_L1_BYTES = 4096
@@ -70,7 +79,8 @@ ZERO = Estimate(0.0, 0.0, 0.0)
 @dataclass(frozen=True)
 class BufferTraffic:
     """What the launch does to one buffer: its size (None when unknown), distinct bytes read and written, the
-    L2 bytes it reads, and the DRAM bytes it moves."""
+    L2 bytes it reads, and the DRAM bytes it moves: read, and written back during the launch (what L2 still
+    holds dirty at its end is written back later, ``written_back`` includes it)."""
 
     name: str
     size: float | None
@@ -79,6 +89,7 @@ class BufferTraffic:
     dram_read_bytes: Estimate
     dram_write_bytes: Estimate
     reuse: float  # L2 reads per distinct sector the sample saw
+    written_back: Estimate = Estimate(0.0, 0.0, 0.0)
 
     def to_dict(self) -> dict:
         return {"name": self.name, "bytes": self.size, "footprint_bytes": self.footprint.to_dict(),
@@ -105,7 +116,14 @@ class LaunchTraffic:
 
     @property
     def dram_bytes(self) -> Estimate:
+        """DRAM bytes during the launch (what a profiler of one launch counts)."""
         return self.dram_read_bytes + self.dram_write_bytes
+
+    @property
+    def steady_dram_bytes(self) -> Estimate:
+        """DRAM bytes per launch when launches follow each other: every written byte is written back, this
+        launch's or the one before's."""
+        return self.dram_read_bytes + sum((b.written_back for b in self.buffers), ZERO)
 
     @property
     def l2_sectors(self) -> Estimate:
@@ -170,16 +188,44 @@ def _bypass(bound: BoundLaunch) -> frozenset[tuple[str, int]]:
     return frozenset(out)
 
 
+_CACHE: OrderedDict[tuple, LaunchTraffic] = OrderedDict()
+
+
 def launch_traffic(bound: BoundLaunch, counts: dict[str, dict[int, float]], figures: GpuFigures,
                    sample: LaunchSample | None = None) -> LaunchTraffic:
     """The traffic of ``bound`` with its block counts (thread entries per block over the launch) on
-    ``figures``'s GPU (module docstring)."""
-    sample = sample if sample is not None else sample_launch(bound.module, bound.kernel, bound.launch)
+    ``figures``'s GPU (module docstring); computed once per module, kernel, launch, counts and GPU in a
+    process and kept (:data:`~ptxstatic.limits.TRAFFIC_CACHE` of them)."""
+    key = (id(bound.module), bound.name, json.dumps(bound.launch.to_dict(), sort_keys=True), figures.name,
+           tuple(sorted((f, tuple(sorted(b.items()))) for f, b in counts.items())))
+    if sample is None and key in _CACHE:
+        _CACHE.move_to_end(key)
+        return _CACHE[key]
+    traffic = _launch_traffic(bound, counts, figures, sample)
+    _CACHE[key] = traffic
+    while len(_CACHE) > TRAFFIC_CACHE:
+        _CACHE.popitem(last=False)
+    return traffic
+
+
+def _launch_traffic(bound: BoundLaunch, counts: dict[str, dict[int, float]], figures: GpuFigures,
+                    sample: LaunchSample | None) -> LaunchTraffic:
+    pointers = pointer_params(bound.kernel, def_use(build_cfg(bound.kernel)))
+    args, scalars, made_up = complete_args(bound.kernel, dict(bound.launch.args), pointers, MADE_UP_BUFFER_BYTES)
+    if sample is None:
+        launch = Launch(bound.launch.grid, bound.launch.block, bound.launch.shared_bytes, args)
+        sample = sample_launch(bound.module, bound.kernel, launch)
     instructions = instruction_traffic(bound.module, counts, sample)
     l1 = simulate_l1(sample.requests, l1_capacity(bound, figures), figures.line_bytes, _bypass(bound))
     hit = {(i.function, i.index): l1.hit_rate((i.function, i.index)) for i in instructions
            if (i.kind == "load" or i.space == "local") and i.method == "emulated"}
     assumptions = [a for a in dict.fromkeys(i.assumption for i in instructions) if a]
+    if scalars:
+        assumptions.append("the launch does not give " + ", ".join(sorted(scalars)) + f": the sample took integers "
+                           f"as {MADE_UP_INTEGER} and floating-point values as {MADE_UP_FLOAT:g}")
+    if made_up:
+        assumptions.append("the launch gives no buffer for " + ", ".join(sorted(made_up)) + ": zeros of a size "
+                           "not known, so their footprints are not bounded")
     l1_sectors = shared = l2_read = l2_write = l2_atomic = ZERO
     for i in instructions:
         cost = Estimate(i.cost, i.cost_low, i.cost_high).scaled(i.requests)
@@ -194,7 +240,7 @@ def launch_traffic(bound: BoundLaunch, counts: dict[str, dict[int, float]], figu
             l2_write += missed
         else:
             l2_atomic += cost
-    buffers = _buffers(bound, sample, l1.to_l2, instructions, hit, figures)
+    buffers = _buffers(bound, sample, l1.to_l2, instructions, hit, figures, made_up)
     sampled = {"ctas": sample.ctas, "requests": len(sample.requests), "warp_instructions": sample.warp_instructions,
                "stopped": sample.stopped}
     dram_read = sum((b.dram_read_bytes for b in buffers), ZERO)
@@ -214,18 +260,20 @@ def _interval(f: Callable[[float], float], x: Estimate) -> Estimate:
 
 
 def _buffers(bound: BoundLaunch, sample: LaunchSample, to_l2: list, instructions: list[InstructionTraffic],
-             hit: dict[tuple[str, int], float], figures: GpuFigures) -> list[BufferTraffic]:
+             hit: dict[tuple[str, int], float], figures: GpuFigures, made_up: frozenset[str]
+             ) -> list[BufferTraffic]:
     """Per buffer, its sectors over the launch (each instruction's sectors shared among the buffers as in the
     sample), the L2 reads among them, and the DRAM bytes of the wave model (module docstring of
     :mod:`.caches`): the distinct sectors one CTA and one wave touch come from the sample's requests as the
     SMs make them, before L1, whose reuse within the sample is what the CTAs share at one time."""
     sizes = _buffer_sizes(bound)
+    ranges = {**sizes, **dict.fromkeys(made_up, MADE_UP_BUFFER_BYTES)}  # where each buffer's bytes are
     seen: dict[str, BufferSample] = defaultdict(BufferSample)
     share: dict[tuple[str, int], dict[str, float]] = defaultdict(lambda: defaultdict(float))
     for r, sent in zip(sample.requests, to_l2, strict=True):
         if r.space != "global" or sent is None:
             continue
-        name = sample.buffer_of(int(r.addresses[0]), sizes) or UNATTRIBUTED
+        name = sample.buffer_of(int(r.addresses[0]), ranges) or UNATTRIBUTED
         share[(r.function, r.index)][name] += len(sectors_of(r.addresses, r.width))
         if r.kind == "load":
             seen[name].add_read(r.cta, sectors_of(r.addresses, r.width))
@@ -237,7 +285,7 @@ def _buffers(bound: BoundLaunch, sample: LaunchSample, to_l2: list, instructions
     for i in instructions:
         if i.space != "global" or i.kind == "atomic":
             continue
-        parts = share.get((i.function, i.index)) or {_static_buffer(bound, i, sizes): 1.0}
+        parts = share.get((i.function, i.index)) or {_static_buffer(bound, i, ranges): 1.0}
         total = sum(parts.values())
         sectors = Estimate(i.cost, i.cost_low, i.cost_high).scaled(i.requests)
         for name, n in parts.items():
@@ -323,12 +371,29 @@ def _retained(buffers: list[BufferTraffic], figures: GpuFigures) -> list[BufferT
     buffers in proportion to their writes."""
     total = sum(b.dram_write_bytes.value for b in buffers)
     if total <= 0:
-        return buffers
+        return [replace(b, written_back=b.dram_write_bytes) for b in buffers]
     out = []
     for b in buffers:
         k = b.dram_write_bytes.value / total
         held = [k * share * figures.l2_bytes for share in L2_RETAINED]  # lowest, point, highest
         w = b.dram_write_bytes
         kept_back = Estimate(max(0.0, w.value - held[1]), max(0.0, w.low - held[2]), max(0.0, w.high - held[0]))
-        out.append(replace(b, dram_write_bytes=kept_back))
+        out.append(replace(b, dram_write_bytes=kept_back, written_back=w))
     return out
+
+
+def traffic_summary(traffic: LaunchTraffic, instructions: int = 5) -> dict:
+    """What a report shows of a launch's traffic: the bytes at each level with their intervals, the buffers,
+    the ``instructions`` memory instructions that move the most sectors, how it was sampled, the
+    assumptions."""
+    top = sorted((i for i in traffic.instructions if i.space != "shared"), key=lambda i: -i.sectors)[:instructions]
+    return {
+        "l1_bytes": traffic.l1_sectors.scaled(SECTOR).to_dict(),
+        "shared_wavefronts": traffic.shared_wavefronts.to_dict(),
+        "l2_bytes": traffic.l2_sectors.scaled(SECTOR).to_dict(),
+        "dram_read_bytes": traffic.dram_read_bytes.to_dict(), "dram_write_bytes": traffic.dram_write_bytes.to_dict(),
+        "buffers": [b.to_dict() for b in traffic.buffers],
+        "instructions": [{**i.to_dict(), "l1_hit_rate": round(traffic.l1_hit.get((i.function, i.index), 0.0), 4)}
+                         for i in top],
+        "sampled": traffic.sampled, "assumptions": traffic.assumptions,
+    }

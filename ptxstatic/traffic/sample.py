@@ -18,10 +18,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ptxstatic.emulator import Emulation, EmulationError, MemoryAccess, StopEmulation, emulate
-from ptxstatic.launch import Launch
+from ptxstatic.launch import Buffer, Launch
 from ptxstatic.limits import TRAFFIC_MAX_STEPS, TRAFFIC_SAMPLE_CTAS, TRAFFIC_SECONDS
 from ptxstatic.ptx.ast import Function, Module
 
+#: the values a made-up argument gets, and the bytes of a made-up buffer of the traffic sample (laid out, not
+#: allocated: only the pages the sample touches are made)
+MADE_UP_INTEGER = 1024
+MADE_UP_FLOAT = 1.0
+MADE_UP_BUFFER_BYTES = 1 << 30
 #: warp instructions a warp runs before the next warp of its CTA gets its turn (interleaves the warps' requests
 #: as the hardware's warp schedulers do, at a coarse grain)
 TIME_SLICE = 16
@@ -61,6 +66,29 @@ class LaunchSample:
             if base <= address < base + sizes.get(name, 0):
                 return name
         return None
+
+
+def complete_args(fn: Function, given: dict, pointers: set[str], buffer_bytes: int
+                  ) -> tuple[dict[str, int | float | Buffer], frozenset[str], frozenset[str]]:
+    """The arguments of a launch of ``fn`` (``given``: bound ones, keyed by PTX name) with those it leaves
+    out made up: a zero-filled buffer of ``buffer_bytes`` for a pointer (``pointers``: the parameters used as
+    addresses), :data:`MADE_UP_INTEGER` for an integer, :data:`MADE_UP_FLOAT` for a floating-point value,
+    zeros for an aggregate passed by value; and the names of the scalars and of the buffers made up."""
+    args: dict[str, int | float | Buffer] = {}
+    scalars, buffers = set(), set()
+    for decl in fn.params or ():
+        for d in decl.names:
+            value = given.get(d.name)
+            if value is None:
+                if d.dims:  # a structure passed by value, even one whose first field is a pointer
+                    value = 0
+                elif d.name in pointers:
+                    value = Buffer("u32", buffer_bytes // 4)
+                else:
+                    value = MADE_UP_FLOAT if decl.dtype in ("f32", "f64") else MADE_UP_INTEGER
+                (buffers if isinstance(value, Buffer) else scalars).add(d.name)
+            args[d.name] = value
+    return args, frozenset(scalars), frozenset(buffers)
 
 
 def sample_ctas(launch: Launch) -> list[tuple[int, int, int]]:

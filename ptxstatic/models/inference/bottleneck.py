@@ -7,9 +7,11 @@ resource of the GPU needs:
 * **core**: on the busiest SM (CTAs are spread evenly, ``ceil(CTAs / SMs)`` on it), the larger of the
   schedulers' clocks (``issue_scale`` machine instructions per PTX instruction) and the busiest pipe's
   (the integer and special-function pipes scaled by ``alu_scale`` and ``xu_scale``), and the latency
-  bound: in each round of resident CTAs, one warp's dependent-latency path (scaled by
-  ``latency_scale``), which few warps cannot hide;
-* **DRAM**: the DRAM bytes over the bandwidth at the memory clock, at ``dram_share`` of its peak;
+  bound: in each round of resident CTAs, one warp's dependent-latency path (its waits for arithmetic,
+  memory, the special-function unit and branches scaled by ``latency_scale``, ``memory_latency_scale``,
+  ``special_latency_scale``, ``control_latency_scale``), which few warps cannot hide;
+* **DRAM**: the DRAM bytes of a launch among others (every written byte written back) over the bandwidth
+  at the memory clock, at ``dram_share`` of its peak;
 * **L2**: the L2 sectors (32 bytes) over ``l2_bytes_per_clock`` bytes per core clock for the whole chip;
 * **L1 and shared memory**: the busiest SM's L1 sectors at ``l1_sectors_per_clock`` and shared-memory
   wavefronts at ``shared_wavefronts_per_clock`` per core clock.
@@ -41,7 +43,10 @@ class BottleneckParameters:
     l2_bytes_per_clock: float = 2 * 2560.0  # the whole chip's L2 bandwidth, bytes per core clock
     l1_sectors_per_clock: float = 4.0  # per SM
     shared_wavefronts_per_clock: float = 1.0  # per SM
-    latency_scale: float = 1.0
+    latency_scale: float = 1.0  # of the arithmetic latencies of the dependent path
+    memory_latency_scale: float = 1.0
+    special_latency_scale: float = 1.0
+    control_latency_scale: float = 1.0
     issue_scale: float = 1.0  # machine instructions per PTX instruction issued (ptxas fuses and drops some)
     alu_scale: float = 1.0  # clocks of the integer pipe relative to the published rates
     xu_scale: float = 1.0  # ... of the special-function and conversion pipe
@@ -111,12 +116,15 @@ def resource_times(work: LaunchWork, figures: GpuFigures, f_mem_mhz: float, f_co
     scale = {"alu": params.alu_scale, "xu": params.xu_scale}
     pipes = [v * scale.get(k, 1.0) for k, v in work.pipe_cycles.items()]
     compute = max([work.issue_cycles * params.issue_scale, *pipes])
-    core = max(share * compute, rounds * work.path_cycles * params.latency_scale) / clock
+    waits = {"issue": 1.0, "arithmetic": params.latency_scale, "memory": params.memory_latency_scale,
+             "special": params.special_latency_scale, "control": params.control_latency_scale}
+    path = sum(v * waits.get(k, 1.0) for k, v in work.path_cycles.items())
+    core = max(share * compute, rounds * path) / clock
     out = {"core": core, "dram": 0.0, "l2": 0.0, "l1": 0.0}
     t = work.traffic
     if t is not None:
         pick = lambda e: getattr(e, which)  # noqa: E731
-        out["dram"] = pick(t.dram_bytes) / (figures.bandwidth(f_mem_mhz) * params.dram_share)
+        out["dram"] = pick(t.steady_dram_bytes) / (figures.bandwidth(f_mem_mhz) * params.dram_share)
         out["l2"] = pick(t.l2_sectors) * SECTOR / (params.l2_bytes_per_clock * clock)
         out["l1"] = share * (pick(t.l1_sectors) / params.l1_sectors_per_clock
                              + pick(t.shared_wavefronts) / params.shared_wavefronts_per_clock) / clock

@@ -4,7 +4,7 @@ only)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +13,7 @@ import numpy as np
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.models.inference.artifacts import load_arrays, read_card
 from ptxstatic.models.inference.baselines import GroupForestPredictor, MeanSurfacePredictor, WuPredictor
+from ptxstatic.models.inference.bottleneck import DEFAULT_PARAMETERS, BottleneckParameters
 from ptxstatic.models.inference.calibration import Calibration, DvfsPrediction
 from ptxstatic.models.inference.forest import ForestPredictor
 from ptxstatic.models.inference.lstm import LstmPredictor
@@ -27,6 +28,8 @@ DVFS_KINDS = ("lstm", "mean_surface", "group_forest", "wu_clusters", "physical")
 #: the DVFS model ``predict`` uses when none is named (its directory under a GPU's), and why (docs/models.md
 #: has the numbers)
 DEFAULT_DVFS = "physical"
+#: the directory name of a GPU's fitted absolute time model
+BOTTLENECK = "bottleneck"
 DEFAULT_WHY = (
     "the only model whose surfaces are physically consistent (time never rises with a clock, energy = time x power, "
     "so the printed table, the minimum-energy clocks and the Pareto set agree), with calibrated intervals and "
@@ -55,11 +58,17 @@ class LoadedModel:
     def is_dvfs(self) -> bool:
         return self.kind in DVFS_KINDS
 
-    def raw(self, seqs: Sequence[Sequence]) -> np.ndarray:
-        """(sequences, 3, configs) the model's own surfaces, before calibration."""
+    @property
+    def takes_memory_share(self) -> bool:
+        """Whether the model's surfaces follow a memory-bound share computed from a launch's traffic."""
+        return self.kind == "physical"
+
+    def raw(self, seqs: Sequence[Sequence], memory_share: Sequence[float | None] | None = None) -> np.ndarray:
+        """(sequences, 3, configs) the model's own surfaces, before calibration; ``memory_share``: per sequence,
+        the memory-bound share of its time from the launch's traffic, for models that take it."""
         many = getattr(self.predictor, "predict_many", None)
         if many is not None:
-            return many(seqs)
+            return many(seqs, memory_share) if self.takes_memory_share and memory_share else many(seqs)
         return np.stack([self.predictor.predict(s) for s in seqs])
 
     def require_calibration(self) -> Calibration:
@@ -70,13 +79,16 @@ class LoadedModel:
                 "`ptxstatic train`, which calibrates every model); `ptxstatic evaluate` still scores it")
         return self.calibration
 
-    def details(self, seqs: Sequence[Sequence]) -> list[DvfsPrediction]:
+    def details(self, seqs: Sequence[Sequence], memory_share: Sequence[float | None] | None = None
+                ) -> list[DvfsPrediction]:
         """Calibrated predictions: surfaces shrunk toward the training mean out of distribution, with their
-        intervals and the out-of-distribution report (a model without a calibration has none to give)."""
-        out = self.require_calibration().apply(self.raw(seqs), seqs)
+        intervals and the out-of-distribution report (a model without a calibration has none to give).
+        ``memory_share``: as for :meth:`raw`."""
+        out = self.require_calibration().apply(self.raw(seqs, memory_share), seqs)
         quantities = getattr(self.predictor, "quantities", None)
         if quantities is not None:
-            for d, q in zip(out, quantities(seqs)):
+            given = memory_share if self.takes_memory_share and memory_share else None
+            for d, q in zip(out, quantities(seqs, given) if given else quantities(seqs), strict=True):
                 d.quantities = q
         return out
 
@@ -142,3 +154,22 @@ def prediction_model(gpu: str | None, path: str | Path | None, default_gpu: str)
     if gpu is not None and model.card.get("gpu") != gpu:
         raise PtxstaticError(f"{model.directory}: the model is for GPU {model.card.get('gpu')!r}, not {gpu!r}")
     return model
+
+
+#: the GPU whose fitted bottleneck parameters stand in for a GPU without its own
+BOTTLENECK_REFERENCE_GPU = "h200"
+
+
+def bottleneck_parameters(gpu: str) -> BottleneckParameters:
+    """The absolute time model's parameters fitted on ``gpu`` (``trained/<gpu>/bottleneck``), else those
+    fitted on :data:`BOTTLENECK_REFERENCE_GPU` (saying so), else the model's defaults."""
+    for name in dict.fromkeys((gpu, BOTTLENECK_REFERENCE_GPU)):
+        if is_shipped(name, BOTTLENECK):
+            directory, card = read_card(models_root() / name / BOTTLENECK)
+            load_arrays(directory, card)  # its integrity
+            params = BottleneckParameters.from_dict(card["config"])
+            fitted = card["config"].get("fitted_on", name)
+            if name != gpu:
+                fitted = f"{fitted}; fitted on {name}, not on {gpu}"
+            return replace(params, fitted_on=fitted)
+    return DEFAULT_PARAMETERS

@@ -15,8 +15,10 @@ import numpy as np
 from ptxstatic.dvfs import ClockTable
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.features.intensity import intensity_columns
-from ptxstatic.models.inference.physical_surfaces import PhysicalShape, clip_quantities
+from ptxstatic.models.inference.physical_surfaces import QUANTITIES, PhysicalShape, clip_quantities
 from ptxstatic.models.inference.quantity_regressors import QuantityRegressor
+
+TIME_MEMORY = QUANTITIES.index("time_memory")
 
 
 class PhysicalPredictor:
@@ -37,15 +39,23 @@ class PhysicalPredictor:
     def feature_matrix(self, seqs: Sequence[Sequence]) -> np.ndarray:
         return intensity_columns(seqs, self.features, self.gpu)
 
-    def quantities(self, seqs: Sequence[Sequence]) -> np.ndarray:
-        """(sequences, 4) quantities (``physical.QUANTITIES``), in their valid region."""
-        return clip_quantities(self.regressor.predict(self.feature_matrix(seqs)))
+    def quantities(self, seqs: Sequence[Sequence], memory_share: Sequence[float | None] | None = None
+                   ) -> np.ndarray:
+        """(sequences, 4) quantities (``physical.QUANTITIES``), in their valid region. ``memory_share``: per
+        sequence, the memory-bound share of the clock-dependent time where a launch's traffic gives it (the
+        regressor's ``time_memory`` otherwise)."""
+        q = clip_quantities(self.regressor.predict(self.feature_matrix(seqs)))
+        for i, share in enumerate(memory_share or ()):
+            if share is not None:
+                q[i, TIME_MEMORY] = min(1.0, max(0.0, float(share)))
+        return q
 
-    def predict_many(self, seqs: Sequence[Sequence]) -> np.ndarray:
+    def predict_many(self, seqs: Sequence[Sequence], memory_share: Sequence[float | None] | None = None
+                     ) -> np.ndarray:
         """(sequences, 3, configs) time, power and energy scaling factors (energy = time × power)."""
         if not seqs:
             return np.empty((0, 3, len(self.clocks)))
-        return self.shape.surfaces(self.quantities(seqs))
+        return self.shape.surfaces(self.quantities(seqs, memory_share))
 
     def predict(self, seq: Sequence) -> np.ndarray:
         return self.predict_many([seq])[0]

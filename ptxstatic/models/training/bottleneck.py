@@ -36,8 +36,10 @@ from ptxstatic.traffic.model import launch_traffic
 
 #: parameters the fit moves, with their bounds
 FITTED = {"dram_share": (0.5, 1.0), "l2_bytes_per_clock": (1000.0, 20000.0), "l1_sectors_per_clock": (1.0, 8.0),
-          "shared_wavefronts_per_clock": (0.5, 2.0), "latency_scale": (0.25, 4.0), "issue_scale": (0.4, 1.5),
-          "alu_scale": (0.25, 2.0), "xu_scale": (0.25, 2.0), "overlap": (1.0, 16.0), "overhead_us": (0.5, 20.0)}
+          "shared_wavefronts_per_clock": (0.5, 2.0), "latency_scale": (0.25, 4.0),
+          "memory_latency_scale": (0.25, 4.0), "special_latency_scale": (0.25, 4.0),
+          "control_latency_scale": (0.25, 4.0), "issue_scale": (0.4, 1.5), "alu_scale": (0.25, 2.0),
+          "xu_scale": (0.25, 2.0), "overlap": (1.0, 16.0), "overhead_us": (0.5, 10.0)}
 #: the robust loss of the fit and its scale (log ratio): a few launches the model cannot describe (tensor
 #: cores, contended atomics) must not bend it for the rest
 LOSS, LOSS_SCALE = "soft_l1", 0.2
