@@ -94,8 +94,9 @@ LSP_DEBOUNCE_S = 0.4
 # ------------------------------------------------------------------------------------------ traffic model
 #: CTAs of a launch the traffic model emulates (the first ones of the grid)
 TRAFFIC_SAMPLE_CTAS = 4
-#: warp instructions the traffic model's sample may run, and its seconds (whichever ends it first)
+#: warp instructions the traffic model's sample may run (what decides where it ends: results do not depend on
+#: the machine), and the seconds it may take in any case
 TRAFFIC_MAX_STEPS = 40_000
-TRAFFIC_SECONDS = 0.5
+TRAFFIC_SECONDS = 2.0
 #: launches whose traffic a process keeps computed
 TRAFFIC_CACHE = 32

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import click
 
-MODELS = ("physical", "lstm", "lstm_paper", "mean_surface", "group_forest", "wu_clusters", "forest")
+MODELS = ("physical", "lstm", "lstm_paper", "mean_surface", "group_forest", "wu_clusters", "forest", "bottleneck")
 
 
 def _read_results(paths: tuple[str, ...]) -> list[dict]:
@@ -27,8 +27,14 @@ def _read_results(paths: tuple[str, ...]) -> list[dict]:
 
 @click.command()
 @click.argument("model", type=click.Choice(MODELS))
-@click.option("--data", required=True, metavar="DB|FOLDER",
-              help="Dataset file, or a folder in the gpuPTXModel layout (imported on the fly).")
+@click.option("--data", "data_paths", required=True, multiple=True, metavar="DB|FOLDER",
+              help="Dataset file, or a folder in the gpuPTXModel layout (imported on the fly); bottleneck takes "
+                   "several collect datasets (repeat the option).")
+@click.option("--counters", multiple=True, metavar="DB",
+              help="bottleneck: datasets of hardware counters (`collect --counters`), whose durations add the "
+                   "launches the collect datasets lack.")
+@click.option("--manifest", default="microbenchmarks/manifest.json", show_default=True, metavar="MANIFEST.json",
+              help="bottleneck: the manifest the measured launches come from.")
 @click.option("--gpu", metavar="NAME", help="GPU whose measurements to train on (default: the dataset's only GPU).")
 @click.option("--out", "out", required=True, metavar="DIR",
               help="Model directory to write (for forest: a directory that receives forest_time/ and forest_power/).")
@@ -41,12 +47,20 @@ def _read_results(paths: tuple[str, ...]) -> list[dict]:
               help="What cross-validation (--cv) keeps on one side of a split.")
 @click.option("--seed", default=0, show_default=True)
 @click.option("--jobs", default=1, show_default=True, help="Cross-validation folds trained at once (processes).")
-def train(model: str, data: str, gpu: str | None, out: str, cv: int, cv_from: tuple[str, ...], grouping: str,
-          seed: int, jobs: int) -> None:
+def train(model: str, data_paths: tuple[str, ...], counters: tuple[str, ...], manifest: str, gpu: str | None,
+          out: str, cv: int, cv_from: tuple[str, ...], grouping: str, seed: int, jobs: int) -> None:
     """Train MODEL: physical (the default of predict), lstm (tuned), lstm_paper (the paper's
-    hyper-parameters), the mean_surface, group_forest and wu_clusters DVFS baselines, or forest (absolute
-    time and power at the reference clocks, from per-launch features where the data has launches)."""
+    hyper-parameters), the mean_surface, group_forest and wu_clusters DVFS baselines, forest (absolute
+    time and power at the reference clocks, from per-launch features where the data has launches), or
+    bottleneck (the absolute time model's parameters, fitted on a GPU's measured launches of a manifest)."""
     from pathlib import Path
+
+    if model == "bottleneck":
+        _train_bottleneck(data_paths, counters, manifest, gpu, out)
+        return
+    if len(data_paths) != 1:
+        raise click.BadParameter(f"{model} trains on one dataset", param_hint="--data")
+    data = data_paths[0]
 
     from ptxstatic.dataset.dataset import default_gpu, load_dataset, open_data
     from ptxstatic.errors import PtxstaticError
@@ -74,3 +88,23 @@ def train(model: str, data: str, gpu: str | None, out: str, cv: int, cv_from: tu
             written = [train_dvfs(model, dataset, out, evaluation=evaluation, seed=seed, progress=bar.step)]
     for path in written:
         click.echo(str(path))
+
+
+def _train_bottleneck(data: tuple[str, ...], counters: tuple[str, ...], manifest: str, gpu: str | None,
+                      out: str) -> None:
+    from pathlib import Path
+
+    from ptxstatic.hardware.figures import gpu_figures
+    from ptxstatic.models.training.bottleneck import observations, train_bottleneck
+    from ptxstatic.report.progress import Progress
+
+    if gpu is None:
+        raise click.BadParameter("bottleneck needs the GPU the measurements are of", param_hint="--gpu")
+    figures = gpu_figures(gpu)
+    sources = {Path(p).name: "collect" for p in data} | {Path(p).name: "counters" for p in counters}
+    with Progress() as bar:
+        obs = observations(Path(manifest), [Path(p) for p in data], [Path(p) for p in counters], figures,
+                           progress=bar.say)
+        bar.say(f"{len(obs)} measured launches of {figures.name}")
+        written = train_bottleneck(obs, figures, Path(out), sources, progress=bar.say)
+    click.echo(str(written))

@@ -34,12 +34,13 @@ from ptxstatic.models.inference.bottleneck import DEFAULT_PARAMETERS, Bottleneck
 from ptxstatic.ptx.launch_binding import bind
 from ptxstatic.traffic.model import launch_traffic
 
-#: parameters the fit moves, with their bounds
+#: parameters the fit moves, with their bounds: physically plausible ranges, so that a few launches the
+#: model cannot describe do not carry a parameter to a value that means nothing
 FITTED = {"dram_share": (0.5, 1.0), "l2_bytes_per_clock": (1000.0, 20000.0), "l1_sectors_per_clock": (1.0, 8.0),
-          "shared_wavefronts_per_clock": (0.5, 2.0), "latency_scale": (0.25, 4.0),
-          "memory_latency_scale": (0.25, 4.0), "special_latency_scale": (0.25, 4.0),
-          "control_latency_scale": (0.25, 4.0), "issue_scale": (0.4, 1.5), "alu_scale": (0.25, 2.0),
-          "xu_scale": (0.25, 2.0), "overlap": (1.0, 16.0), "overhead_us": (0.5, 10.0)}
+          "shared_wavefronts_per_clock": (0.5, 2.0), "latency_scale": (0.5, 2.0),
+          "memory_latency_scale": (0.5, 2.0), "special_latency_scale": (0.5, 2.0),
+          "control_latency_scale": (0.5, 4.0), "issue_scale": (0.5, 1.5), "alu_scale": (0.4, 1.5),
+          "xu_scale": (0.4, 1.5), "overlap": (2.0, 16.0), "overhead_us": (1.0, 10.0)}
 #: the robust loss of the fit and its scale (log ratio): a few launches the model cannot describe (tensor
 #: cores, contended atomics) must not bend it for the rest
 LOSS, LOSS_SCALE = "soft_l1", 0.2
@@ -147,3 +148,47 @@ def error_factors(ratios: list[float]) -> tuple[float, float]:
     ``[low / q95, high / q5]`` holds the measurement 90 % of the time on such launches."""
     r = np.exp(np.asarray(ratios))
     return float(1.0 / np.percentile(r, 95)), float(1.0 / np.percentile(r, 5))
+
+
+def metrics(ratios: list[float] | np.ndarray) -> dict:
+    """How close predicted / measured (given as log ratios) is to 1."""
+    r = np.exp(np.asarray(ratios, dtype=float))
+    if not len(r):
+        return {"launches": 0}
+    return {"launches": len(r), "within_25_percent": round(float(np.mean(np.abs(r - 1) <= 0.25)), 4),
+            "within_2x": round(float(np.mean((r >= 0.5) & (r <= 2))), 4),
+            "median_error": round(float(np.median(np.abs(r - 1))), 4),
+            "median_ratio": round(float(np.median(r)), 4)}
+
+
+def train_bottleneck(obs: list[Observation], figures: GpuFigures, out: Path, sources: dict,
+                     progress: Callable[[str], None] = lambda s: None) -> Path:
+    """Fit on every exact observation, score by leave-one-family-out, set the interval factors from the
+    held-out errors, and write the model with its card."""
+    from ptxstatic.models.inference.artifacts import save_model
+    from ptxstatic.models.inference.loading import BOTTLENECK
+    from ptxstatic.models.training.train import library_versions
+
+    exact = [o for o in obs if o.exact]
+    progress(f"fitting on {len(exact)} launches with exact block counts")
+    params = fit(exact, figures)
+    progress("leave-one-family-out")
+    held = held_out_ratios(obs, figures, params)
+    held_exact = [held[i] for i, o in enumerate(obs) if o.exact and i in held]
+    low, high = error_factors(held_exact)
+    fitted_on = f"fitted on {len(exact)} launches of {figures.name} ({', '.join(sorted(sources))})"
+    params = replace(params, error_low=low, error_high=high, fitted_on=fitted_on)
+    inside = log_ratios(exact, figures, params)
+    card = {
+        "name": BOTTLENECK, "gpu": figures.name, "training_data": sources,
+        "split": "fitted on every launch whose block counts are exact (measured on the GPU, or static and exact); "
+                 "scored leave-one-family-out (a family: a manifest source file)",
+        "evaluation": {"in_sample": metrics(inside), "leave_one_family_out": metrics(held_exact),
+                       "by_family_held_out": {f: metrics([held[i] for i, o in enumerate(obs)
+                                                          if o.family == f and o.exact and i in held])
+                                              for f in sorted({o.family for o in obs})}},
+        "interval": {"error_low": low, "error_high": high,
+                     "how": "5th and 95th percentiles of measured / predicted on held-out families"},
+        "library_versions": library_versions(),
+    }
+    return save_model(out / BOTTLENECK if out.name != BOTTLENECK else out, "bottleneck", {}, params.to_dict(), card)

@@ -1,0 +1,107 @@
+"""The memory traffic model on kernels whose traffic is worked out by hand (tests/data/traffic/traffic.cu, PTX
+by nvcc for sm_90): per instruction the requests and sectors (measured on the emulated sample, or from the
+address's stride), L1 hits, L2 sectors and DRAM bytes per launch on the H200's figures."""
+
+from __future__ import annotations
+
+import pytest
+from helpers import DATA
+
+from ptxstatic.counts.static.estimate import estimate_counts
+from ptxstatic.hardware.figures import gpu_figures
+from ptxstatic.launch import Buffer, Launch
+from ptxstatic.ptx import parse_file
+from ptxstatic.ptx.launch_binding import bind
+from ptxstatic.traffic.model import launch_traffic
+from ptxstatic.traffic.requests import instruction_traffic
+
+PTX = DATA / "traffic" / "traffic.ptx"
+H200 = gpu_figures("h200")
+MIB = 1 << 20
+
+
+@pytest.fixture(scope="module")
+def module():
+    return parse_file(PTX)
+
+
+def traffic(module, kernel: str, grid: int, block: int, args: dict):
+    bound = bind(module, kernel, Launch((grid, 1, 1), (block, 1, 1), 0, args))
+    return launch_traffic(bound, estimate_counts(bound).counts.counts, H200)
+
+
+def loads(t):
+    return [i for i in t.instructions if i.kind == "load" and i.space == "global"]
+
+
+def test_a_coalesced_copy_moves_each_byte_once(module):
+    n = 1 << 20
+    t = traffic(module, "row_copy", n // 256, 256, {"in": Buffer("f32", n, "random"),
+                                                     "out": Buffer("f32", n, output=True), "n": n})
+    (ld,) = loads(t)
+    assert (ld.requests, ld.cost, ld.ideal, ld.method) == (n / 32, 4.0, 4.0, "emulated")
+    assert t.l1_sectors.value == 2 * n / 8  # 4 sectors for each 32 floats, read and written
+    assert t.l2_read_sectors.value == t.l2_write_sectors.value == n / 8
+    assert t.dram_read_bytes.value == pytest.approx(4 * MIB, rel=1e-6)
+    assert sum(b.written_back.value for b in t.buffers) == pytest.approx(4 * MIB, rel=1e-6)
+    # 4 MiB written fit in what the H200's L2 keeps dirty at the end of a kernel: none is written back in it
+    assert t.dram_write_bytes.value == 0.0
+
+
+@pytest.mark.parametrize("cols_by", ["cols", "3", "column_walk_param_3"])
+def test_a_column_walk_costs_a_sector_per_element_in_l1_and_its_bytes_once_in_dram(module, cols_by: str):
+    """4096 rows of 64 floats, one row per lane: each request touches 32 sectors (4 would do), and the next 7
+    columns of each row are in the sector already brought: L1 hits 7 of 8, L2 and DRAM see each byte once.
+    The row length is given by the kernel's C++ parameter name, its index or its PTX name."""
+    rows, cols = 4096, 64
+    t = traffic(module, "column_walk", rows // 128, 128, {"m": Buffer("f32", rows * cols, "random"),
+                                                           "sums": Buffer("f32", rows, output=True),
+                                                           "rows": rows, cols_by: cols})
+    reached = [i for i in loads(t) if i.requests]  # the loop unrolled four times: four loads
+    assert {(i.cost, i.ideal, i.stride) for i in reached} == {(32.0, 4.0, cols * 4)}
+    assert sum(i.requests for i in reached) == rows / 32 * cols
+    assert t.l2_read_sectors.value == pytest.approx(sum(i.sectors for i in reached) / 8)  # L1 hits 7 of 8
+    assert t.l2_read_sectors.value == pytest.approx(rows * cols / 8)
+    assert t.dram_read_bytes.value == pytest.approx(rows * cols * 4, rel=1e-3)
+
+
+def test_a_broadcast_is_one_sector_a_request_and_read_once_from_dram(module):
+    """256 CTAs of 256 threads all read the same 256 floats: one sector a request; each SM's L1 misses each
+    of the vector's 32 sectors once, and DRAM reads its 1 KiB once."""
+    n, length = 1 << 16, 256
+    t = traffic(module, "broadcast", n // 256, 256, {"x": Buffer("f32", length, "random"),
+                                                      "out": Buffer("f32", n, output=True), "n": n, "len": length})
+    reached = [i for i in loads(t) if i.requests]  # the loop unrolled four times
+    assert {i.cost for i in reached} == {1.0}
+    # the sample scales its requests per thread entry of the loop; cut short inside the loop's last entry, it
+    # counts that entry without all of its loads
+    assert sum(i.requests for i in reached) == pytest.approx(n / 32 * length, rel=0.01)
+    # each CTA asks for 8 warps x 256 sectors, of which its SM's L1 misses the vector's 32: once per CTA
+    assert t.l2_read_sectors.value == pytest.approx(32 * n / 256)
+    x = next(b for b in t.buffers if b.name == "broadcast_param_0")
+    assert x.dram_read_bytes.value == pytest.approx(length * 4)
+
+
+def test_a_stencil_reads_its_neighbours_from_l1_and_its_input_once_from_dram(module):
+    n = 1 << 20
+    t = traffic(module, "stencil3", n // 256, 256, {"in": Buffer("f32", n, "random"),
+                                                     "out": Buffer("f32", n, output=True), "n": n})
+    costs = sorted(i.cost for i in loads(t))
+    # in[i] aligned, in[i - 1] and in[i + 1] over two lines (the first lane of the grid takes no part)
+    assert costs == pytest.approx([4.0, 5.0, 5.0], abs=0.05)
+    # the input's sectors once each, and the two at each CTA's ends twice: the neighbouring CTA, on another SM,
+    # reads them too (34 sectors for a CTA's 32)
+    assert t.l2_read_sectors.value == pytest.approx(n / 8 * 34 / 32, rel=0.01)
+    assert t.dram_read_bytes.value == pytest.approx(4 * MIB, rel=0.01)
+
+
+def test_without_a_sample_the_figures_come_from_the_stride_and_say_so(module):
+    """Instructions the sample did not reach: a constant stride gives the exact figures of 32 lanes; a stride
+    uniform but not a constant (the column walk's cols) is judged uncoalesced with the assumption said."""
+    counts = {fn.name: {b: 1024.0 for b in range(40)} for fn in module.kernels}
+    by_kernel = {i.function: i for i in instruction_traffic(module, counts, None) if i.kind == "load"}
+    copy, walk, bcast = by_kernel["row_copy"], by_kernel["column_walk"], by_kernel["broadcast"]
+    assert (copy.method, copy.stride, copy.cost) == ("stride", 4, 4.0)
+    assert (bcast.method, bcast.stride, bcast.cost) == ("stride", 0, 1.0)
+    assert (walk.method, walk.stride, walk.cost, walk.cost_low) == ("stride", "uniform", 32.0, 4.0)
+    assert "uniform but not a constant" in walk.assumption and "assumed" in walk.assumption
