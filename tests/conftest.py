@@ -1,7 +1,6 @@
 """What every test folder shares. ``tests/`` is on ``sys.path`` (``pythonpath`` in pyproject.toml), so the
-helper modules import by name: ``helpers`` (where the fixtures are, skips for missing tools), ``kernels``
-(hand-written kernels with known block counts) and ``hook_helpers`` (builds under the nvcc hook, the
-compiler-diagnostic pattern editors read). The folders mirror the package; every test under
+shared modules import from the ``support`` package (``support.paths``: where the test data is, skips for missing
+tools; see ``support/__init__.py`` for the others). The folders mirror the package; every test under
 ``tests/gpu_hardware`` needs an NVIDIA GPU and carries the ``gpu`` mark (``-m "not gpu"`` leaves them out)."""
 
 from __future__ import annotations

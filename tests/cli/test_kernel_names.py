@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import DATA, FIXTURES
+from support.paths import DATA, FIXTURES
 
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.ptx.cxx_params import cxx_param_names

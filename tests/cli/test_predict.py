@@ -13,7 +13,7 @@ from pathlib import Path
 import jsonschema
 import numpy as np
 import pytest
-from helpers import ROOT, TITANX_DATA
+from support.paths import ROOT, TITANX_DATA
 
 from ptxstatic.report.schemas import json_schema
 

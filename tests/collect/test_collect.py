@@ -17,7 +17,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from helpers import needs_nvcc
+from support.paths import needs_nvcc
 
 from ptxstatic.collect.clock_settings import META_KEY
 from ptxstatic.collect.runner import CollectOptions, collect

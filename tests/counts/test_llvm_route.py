@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import ROOT, needs_ptxas
-from kernels import UNNAMED
+from support.kernels import UNNAMED
+from support.paths import ROOT, needs_ptxas
 
 from ptxstatic.analysis.cfg import build_cfg
 from ptxstatic.counts.instrumentation.counter_map import CounterMap

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import DATA as TEST_DATA
+from support.paths import DATA as TEST_DATA
 
 from ptxstatic.analysis.cfg import build_cfg
 from ptxstatic.emulator import EMULATED, Emulation, emulate

@@ -10,8 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers import needs_nvcc
-from hook_helpers import (
+from support.hook import (
     copy_project,
     diagnostics,
     hook_env,
@@ -21,6 +20,7 @@ from hook_helpers import (
     run,
     tool,
 )
+from support.paths import needs_nvcc
 
 pytestmark = [needs_nvcc, pytest.mark.slow]
 

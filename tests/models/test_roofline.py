@@ -6,7 +6,7 @@ figures give the bandwidths the vendors publish."""
 from __future__ import annotations
 
 import pytest
-from helpers import ROOT
+from support.paths import ROOT
 
 from ptxstatic.counts.static import estimate_counts
 from ptxstatic.features.work import launch_work

@@ -10,7 +10,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from helpers import CUDA_SOURCES, corpus_files, needs_nvcc, needs_ptxas, ptx_arch
+from support.paths import CUDA_SOURCES, corpus_files, needs_nvcc, needs_ptxas, ptx_arch
 
 from ptxstatic.ptx import parse_file, parse_reference, parse_text
 from ptxstatic.ptx.printer import module as print_module

@@ -9,7 +9,7 @@ from __future__ import annotations
 import subprocess
 
 import pytest
-from helpers import DATA, FIXTURES, corpus_files, needs_nvcc, needs_ptxas
+from support.paths import DATA, FIXTURES, corpus_files, needs_nvcc, needs_ptxas
 
 from ptxstatic.errors import SourceError
 from ptxstatic.ptx import parse_file, parse_text

@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
-from helpers import DATA, ROOT
+from support.paths import DATA, ROOT
 
 from ptxstatic.config import Config
 from ptxstatic.ptx import parse_file

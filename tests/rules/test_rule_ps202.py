@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from helpers import ROOT
-from rule_helpers import found, kernels, lint, marked
+from support.paths import ROOT
+from support.rules import found, kernels, lint, marked
 
 from ptxstatic.config import Config
 from ptxstatic.ptx import parse_file

@@ -8,8 +8,8 @@ fp32 at 128 results per clock per SM: 1/32); the PTX's own sm_90 (64 vs 128: 1/2
 from __future__ import annotations
 
 import pytest
-from helpers import ROOT
-from rule_helpers import found, kernels, lint, marked
+from support.paths import ROOT
+from support.rules import found, kernels, lint, marked
 
 from ptxstatic.config import Config
 from ptxstatic.ptx import parse_file

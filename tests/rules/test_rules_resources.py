@@ -9,8 +9,8 @@ not: CUDA 13's ptxas cannot assemble for Maxwell, so the registers are estimated
 from __future__ import annotations
 
 import pytest
-from helpers import ROOT, needs_ptxas
-from rule_helpers import VARIANTS, found, kernels, lint, marked, ptx
+from support.paths import ROOT, needs_ptxas
+from support.rules import VARIANTS, found, kernels, lint, marked, ptx
 
 from ptxstatic.config import Config
 from ptxstatic.features.resources import estimate_resources, kernel_resources

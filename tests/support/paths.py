@@ -1,4 +1,4 @@
-"""Shared test helpers: where the fixtures are, and skips for tools a machine may lack."""
+"""Where the test data is, and skips for tools a machine may lack."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-FIXTURES = ROOT / "tests" / "fixtures" / "ptx"
+ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
+FIXTURES = ROOT / "tests" / "fixtures" / "ptx"
 CUDA_SOURCES = ROOT / "tests" / "cuda"
-FRONTEND_DATA = ROOT / "tests" / "data" / "frontend"
+FRONTEND_DATA = DATA / "frontend"
 # The GTX Titan X measurements (not part of the repository): $PTXSTATIC_TITANX_DATA, else ../shared/data beside it.
 TITANX_DATA = Path(os.environ.get("PTXSTATIC_TITANX_DATA") or ROOT.parent / "shared" / "data" / "gpuptxmodel-gtxtitanx")
 

@@ -1,7 +1,7 @@
 """Accept/reject agreement of ptxstatic's validation with ptxas over mutants of the PTX fixtures.
 
 Shared by ``tests/ptx/test_ptxas_agreement.py`` and ``benchmarks/ptxas_agreement.py``. Each case is one
-mutant (``mutants.py``) of a fixture whose ``.target`` CUDA 13's ptxas can assemble (sm_75 and later), at
+mutant (``support/mutants.py``) of a fixture whose ``.target`` CUDA 13's ptxas can assemble (sm_75 and later), at
 most :data:`FIXTURE_BYTES` long so that a run stays short. ptxas runs with ``-arch`` = the mutant's own
 ``.target`` when ptxas knows it, else the fixture's; ptxstatic parses and validates the text.
 """
@@ -18,12 +18,11 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-from helpers import FIXTURES, corpus_files
-from mutants import Mutant, mutants
-
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.ptx.parser import parse_text
 from ptxstatic.ptx.validate import check
+from support.mutants import Mutant, mutants
+from support.paths import FIXTURES, corpus_files
 
 FIXTURE_BYTES = 30_000
 PTXAS_ARCHS = frozenset({

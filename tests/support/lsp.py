@@ -10,12 +10,13 @@ import sys
 import time
 from pathlib import Path
 
-from helpers import DATA, ROOT
 from lsprotocol import types
 from pygls.protocol import default_converter
 from pygls.uris import from_fs_path
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
+
+from support.paths import DATA, ROOT
 
 LSP_DATA = DATA / "lsp"
 SERVER = [sys.executable, "-m", "ptxstatic", "lsp"]

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from helpers import DATA, ROOT
+from support.paths import DATA, ROOT
 
 PROJECT = DATA / "hook" / "project"
 TMPXFT = re.compile(rb"tmpxft_[0-9a-f]{8}_[0-9a-f]{8}")

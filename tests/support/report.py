@@ -5,10 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from helpers import DATA
-
 from ptxstatic.launch import Launch
 from ptxstatic.report.file_report import FileReport
+from support.paths import DATA
 
 REPORT_DATA = DATA / "report"
 KERNELS_PTX = REPORT_DATA / "kernels.ptx"

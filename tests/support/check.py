@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from helpers import DATA, ROOT
+from support.paths import DATA, ROOT
 
 PROJECT = DATA / "check" / "project"
 SARIF_SCHEMA = DATA / "check" / "sarif" / "sarif-schema-2.1.0.json"

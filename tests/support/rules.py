@@ -5,13 +5,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from helpers import DATA, ROOT
-
 from ptxstatic.config import Config
 from ptxstatic.findings import Finding
 from ptxstatic.ptx import parse_file
 from ptxstatic.rules.catalog import get_rule
 from ptxstatic.rules.engine import lint_module
+from support.paths import DATA, ROOT
 
 RULES = DATA / "rules"
 VARIANTS = ("lineinfo", "plain", "G")
