@@ -20,7 +20,7 @@ ids = [str(p.relative_to(p.parents[3])) if len(p.parents) > 3 else p.name for p 
 
 
 def test_corpus_is_there():
-    assert len(FILES) >= 100, "the PTX fixtures are missing: see tests/fixtures/README.md"
+    assert len(FILES) >= 100, "the PTX fixtures are missing: see tests/data/fixtures/README.md"
     producers = {p.relative_to(p.parents[0].parents[0]).parts[0] for p in FILES}
     assert {"nvcc", "llvm", "manual"} <= {p.parts[len(p.parts) - len(p.relative_to(p.parents[2]).parts) - 1]
                                           for p in FILES} | producers | {q.name for p in FILES for q in p.parents}

@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 
 import pytest
-from support.paths import DATA, ROOT
+from support.paths import DATA, FIXTURES, ROOT
 
 from ptxstatic.config import Config
 from ptxstatic.launch import Launch
@@ -143,14 +143,14 @@ def test_the_findings_on_the_parser_corpus_are_the_reviewed_ones():
     neighbouring loads) must stay silent."""
     reviewed = {
         # out[2 * i] and out[2 * i + 1] of uint64: two stores 16 B apart per lane, each 16 sectors for 8
-        ("tests/cuda/math.cu", 54): (16.0, 8.0), ("tests/cuda/math.cu", 55): (16.0, 8.0),
+        ("tests/data/cuda/math.cu", 54): (16.0, 8.0), ("tests/data/cuda/math.cu", 55): (16.0, 8.0),
         # o[b] = h[b] with o = hist_out + 32 * thread: a row of 128 B per thread, one sector per lane
-        ("tests/cuda/memory.cu", 76): (32.0, 4.0),
+        ("tests/data/cuda/memory.cu", 76): (32.0, 4.0),
         # out[w] = a 16-byte Stats4 stored field by field: 16 B apart, 16 sectors for 4
-        ("tests/cuda/calls.cu", 105): (16.0, 4.0),
+        ("tests/data/cuda/calls.cu", 105): (16.0, 4.0),
     }
     found = {}
-    for path in sorted((ROOT / "tests/fixtures/ptx/nvcc/sm_90/lineinfo").glob("*.ptx")):
+    for path in sorted((FIXTURES / "nvcc" / "sm_90" / "lineinfo").glob("*.ptx")):
         for f in lint_module(parse_file(path, recover=True), Config(), rules=PS101, source_root=ROOT):
             key = (Path(f.source.file).relative_to(ROOT).as_posix(), f.source.line)
             found[key] = (f.properties["sectors_per_request"], f.properties["minimum_sectors_per_request"])

@@ -1,4 +1,4 @@
-"""Where the test data is, and skips for tools a machine may lack."""
+"""Where the test data is (every input under ``tests/data/``), and skips for tools a machine may lack."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
-FIXTURES = ROOT / "tests" / "fixtures" / "ptx"
-CUDA_SOURCES = ROOT / "tests" / "cuda"
+FIXTURES = DATA / "fixtures" / "ptx"
+CUDA_SOURCES = DATA / "cuda"
 FRONTEND_DATA = DATA / "frontend"
 # The GTX Titan X measurements (not part of the repository): $PTXSTATIC_TITANX_DATA, else ../shared/data beside it.
 TITANX_DATA = Path(os.environ.get("PTXSTATIC_TITANX_DATA") or ROOT.parent / "shared" / "data" / "gpuptxmodel-gtxtitanx")
