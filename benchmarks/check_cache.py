@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """How long ``ptxstatic check`` takes on an unchanged tree, as a fraction of the first run, in one run.
 
-It copies the project's CUDA sources (``tests/cuda/*.cu``, ``microbenchmarks/*.cu`` with its header, and the
+It copies the project's CUDA sources (``tests/data/cuda/*.cu``, ``microbenchmarks/*.cu`` with its header, and the
 check tests' project; ``unrolled.cu``, the 26k-line parser benchmark input, only with ``--all``) into a temporary tree
 with a ``ptxstatic.toml`` (``-arch=sm_90 -lineinfo``), then runs ``ptxstatic check --format json`` there as
 a new process (Python start-up included) with an empty private result cache, and again ``--repeat`` times
@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def sources(include_unrolled: bool) -> list[Path]:
-    files = sorted((ROOT / "tests" / "cuda").glob("*.cu")) + sorted((ROOT / "microbenchmarks").glob("*.cu"))
+    files = sorted((ROOT / "tests" / "data" / "cuda").glob("*.cu")) + sorted((ROOT / "microbenchmarks").glob("*.cu"))
     return [f for f in files if include_unrolled or f.stem != "unrolled"]
 
 

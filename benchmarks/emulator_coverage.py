@@ -23,7 +23,7 @@ from corpus import kernels, ptx_files, synthetic_launch
 
 from ptxstatic.emulator import EmulationError, emulate
 
-CORPUS = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "ptx"
+CORPUS = Path(__file__).resolve().parents[1] / "tests" / "data" / "fixtures" / "ptx"
 
 
 def classify(message: str) -> str:

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Wall-clock time the nvcc hook adds to a compile, as a fraction of nvcc's own time, in one run.
 
-For every CUDA source of the project (``tests/cuda/*.cu`` and ``microbenchmarks/*.cu``; ``unrolled.cu``, the
+For every CUDA source of the project (``tests/data/cuda/*.cu`` and ``microbenchmarks/*.cu``; ``unrolled.cu``, the
 26k-line parser benchmark input, only with ``--all``) it times ``nvcc -c -arch=sm_90 FILE`` and the same
 command through the hook, end to end (a new hook process each time, Python start-up included), alternating
 plain and hooked runs ``--repeat`` times. Per file it prints the median times and the added-time ratio
@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def sources(include_unrolled: bool) -> list[Path]:
-    files = sorted((ROOT / "tests" / "cuda").glob("*.cu")) + sorted((ROOT / "microbenchmarks").glob("*.cu"))
+    files = sorted((ROOT / "tests" / "data" / "cuda").glob("*.cu")) + sorted((ROOT / "microbenchmarks").glob("*.cu"))
     return [f for f in files if include_unrolled or f.stem != "unrolled"]
 
 
@@ -53,7 +53,7 @@ def main() -> int:
     ap.add_argument("--flags", default="-c -arch=sm_90", help="nvcc flags")
     ap.add_argument("--hook", default=f"{sys.executable} -m ptxstatic.hook.launcher",
                     help="the hook command in front of nvcc (default: this Python running ptxstatic.hook.launcher)")
-    ap.add_argument("--all", action="store_true", help="include tests/cuda/unrolled.cu")
+    ap.add_argument("--all", action="store_true", help="include tests/data/cuda/unrolled.cu")
     ap.add_argument("--no-bytecode", action="store_true", help="keep no Python bytecode (PYTHONDONTWRITEBYTECODE=1)")
     args = ap.parse_args()
     flags, hook = shlex.split(args.flags), shlex.split(args.hook)

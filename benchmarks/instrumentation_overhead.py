@@ -24,7 +24,7 @@ from ptxstatic.gpu.open import open_device  # noqa: E402
 from ptxstatic.launch import Buffer, Launch  # noqa: E402
 from ptxstatic.ptx.parser import parse_file  # noqa: E402
 
-FIXTURES = ROOT / "tests" / "fixtures" / "ptx"
+FIXTURES = ROOT / "tests" / "data" / "fixtures" / "ptx"
 STATIC = sorted((FIXTURES / "nvcc" / "sm_80" / "lineinfo").glob("*.ptx")) + sorted((FIXTURES / "llvm").glob("*.ptx"))
 N = 1 << 20
 TIMED = {  # kernel -> launch, for the llvm fixtures

@@ -1,6 +1,6 @@
 """Large PTX files of many kernels, made from the project's nvcc fixtures, for the scaling benchmark.
 
-Each fixture (``tests/fixtures/ptx/nvcc/sm_90/plain``, those without ``.extern`` declarations) is cut into
+Each fixture (``tests/data/fixtures/ptx/nvcc/sm_90/plain``, those without ``.extern`` declarations) is cut into
 its top-level items: module variables and functions. Copy ``i`` of a kernel is the kernel with the module
 variables and device functions it refers to, every module-scope name renamed with the suffix ``_c<i>``, so
 the file stays valid PTX (ptxas accepts it) whatever its size.
@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-FIXTURES = ROOT / "tests" / "fixtures" / "ptx" / "nvcc" / "sm_90" / "plain"
+FIXTURES = ROOT / "tests" / "data" / "fixtures" / "ptx" / "nvcc" / "sm_90" / "plain"
 HEADER = ".version 9.0\n.target sm_90\n.address_size 64\n"
 _NAME = re.compile(r"(?:\.entry|\.func(?:\s*\([^)]*\))?)\s+([\w$]+)|([\w$]+)\s*(?:\[[^\]]*\])*\s*(?:=|;)")
 _WORD = re.compile(r"[A-Za-z_$][\w$]*")

@@ -49,7 +49,7 @@ def main() -> None:
     ptx_files = sorted((ROOT / "tests" / "data" / "predict").glob("*.ptx"))
     parse_ms = {p.name: best_of(lambda p=p: [kernel_sequence(k) for k in parse_file(p).kernels], 3) for p in ptx_files}
     groups = {"PTX kernels": {p.name: kernel_sequence(parse_file(p).kernels[0]) for p in ptx_files}}
-    for p in sorted((ROOT / "tests" / "fixtures" / "ptx" / "nvcc" / "sm_80" / "plain").glob("*.ptx")):
+    for p in sorted((ROOT / "tests" / "data" / "fixtures" / "ptx" / "nvcc" / "sm_80" / "plain").glob("*.ptx")):
         groups["PTX kernels"].update({f"{p.stem}:{k.name}": kernel_sequence(k) for k in parse_file(p).kernels})
     if args.data and Path(args.data).is_dir():
         from ptxstatic.dataset.dataset import load_dataset, open_data

@@ -29,7 +29,7 @@ from ptxstatic.ptx.grammar import lark_parser
 from ptxstatic.ptx.validate import validate_module
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_PTX = ROOT / "tests" / "fixtures" / "ptx" / "bench" / "unrolled_sm90.ptx.gz"
+DEFAULT_PTX = ROOT / "tests" / "data" / "fixtures" / "ptx" / "bench" / "unrolled_sm90.ptx.gz"
 
 
 def read_ptx(path: Path) -> str:
@@ -124,7 +124,7 @@ def main() -> None:
     if shutil.which("nvcc") is None:
         print("\n(b) skipped: nvcc is not on the PATH")
         return
-    sources = sorted(p for p in (ROOT / "tests" / "cuda").glob("*.cu") if p.name != "unrolled.cu")
+    sources = sorted(p for p in (ROOT / "tests" / "data" / "cuda").glob("*.cu") if p.name != "unrolled.cu")
     versus_nvcc(sources, args.arch)
 
 

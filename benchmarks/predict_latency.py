@@ -28,7 +28,7 @@ from generated_kernels import straight_line_source
 from ptxstatic.ptx.ast import Function
 
 ROOT = Path(__file__).resolve().parents[1]
-CORPUS = [ROOT / "tests" / "fixtures" / "ptx", ROOT / "tests" / "data" / "static"]
+CORPUS = [ROOT / "tests" / "data" / "fixtures" / "ptx", ROOT / "tests" / "data" / "static"]
 LAUNCH = "108/128"
 COMMANDS = ("predict", "blocks", "features")
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from agreement import Outcome, run
+from support.agreement import Outcome, run
 
 
 def show(title: str, outcomes: list[Outcome], limit: int) -> None:

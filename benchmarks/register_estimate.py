@@ -31,7 +31,7 @@ def main() -> int:
     parser.add_argument("--arch", default="sm_75", help="corpus architecture and ptxas -arch (default sm_75)")
     args = parser.parse_args()
     pairs = []
-    for path in sorted((ROOT / "tests/fixtures/ptx/nvcc" / args.arch / "lineinfo").glob("*.ptx")):
+    for path in sorted((ROOT / "tests/data/fixtures/ptx/nvcc" / args.arch / "lineinfo").glob("*.ptx")):
         module = parse_file(path, recover=True)
         try:
             measured = ptxas_stats(print_module(module), args.arch)

@@ -23,7 +23,7 @@ from ptxstatic.ptx.parser import parse_file
 from ptxstatic.rules.catalog import all_rules
 from ptxstatic.rules.engine import lint_module
 
-CORPUS = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "ptx" / "nvcc" / "sm_90" / "lineinfo"
+CORPUS = Path(__file__).resolve().parents[1] / "tests" / "data" / "fixtures" / "ptx" / "nvcc" / "sm_90" / "lineinfo"
 
 
 def one_pass(modules: list, rules: list) -> tuple[dict[str, float], Counter]:

@@ -33,7 +33,7 @@ from ptxstatic.ptx.ast import Function
 from ptxstatic.ptx.launch_binding import bind
 
 ROOT = Path(__file__).resolve().parents[1]
-CORPUS = [ROOT / "tests" / "fixtures" / "ptx", ROOT / "tests" / "data" / "static"]
+CORPUS = [ROOT / "tests" / "data" / "fixtures" / "ptx", ROOT / "tests" / "data" / "static"]
 FILLS = [("zeros", 0.0, 0), ("iota", 0.0, 0), ("random", 0.0, 1), ("random", 0.0, 2), ("const", -1.0, 0)]
 
 

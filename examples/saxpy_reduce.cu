@@ -6,9 +6,9 @@
 //
 // The PTX next to this file was produced from the repository root with
 //   nvcc -ptx -arch=sm_80 -lineinfo examples/saxpy_reduce.cu -o examples/saxpy_reduce.ptx
-// (see tests/fixtures/regenerate.py, which also normalises the .file path).
+// (see tests/data/fixtures/regenerate.py, which also normalises the .file path).
 //
-// Annotations use the same format as tests/cuda (KERNEL / TRIP comments).
+// Annotations use the same format as tests/data/cuda (KERNEL / TRIP comments).
 
 #define BLOCK 256
 

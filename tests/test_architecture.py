@@ -13,7 +13,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from helpers import ROOT
+from support.paths import ROOT
 
 PACKAGE = ROOT / "ptxstatic"
 MAX_FUNCTION_LINES = 80

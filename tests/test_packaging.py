@@ -13,7 +13,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from helpers import FRONTEND_DATA, ROOT
+from support.paths import FRONTEND_DATA, ROOT
 
 
 def built_wheel(tmp_path: Path) -> Path:

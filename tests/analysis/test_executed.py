@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from helpers import DATA as TEST_DATA
+from support.paths import DATA as TEST_DATA
 
 from ptxstatic.analysis.executed import Repeat, executed_sequence
 from ptxstatic.analysis.sequence import kernel_sequence

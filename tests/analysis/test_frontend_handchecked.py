@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from helpers import FRONTEND_DATA
+from support.paths import FRONTEND_DATA
 
 from ptxstatic.analysis.cfg import FALLTHROUGH, TAKEN, build_cfg
 from ptxstatic.analysis.defuse import def_use
@@ -147,7 +147,7 @@ def test_without_lineinfo_same_structure(module):
 
 def test_grammar_corners_of_the_hand_written_fixtures():
     """Constant expressions, registers named without %, nested initialisers, pointer alignment."""
-    from helpers import FIXTURES
+    from support.paths import FIXTURES
 
     from ptxstatic.ptx.ast import BinOp, InitList, constant_value
 

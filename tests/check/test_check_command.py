@@ -8,8 +8,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from check_helpers import check, check_json, compile_commands, copy_project, expected, found_lines
-from helpers import DATA, ROOT, needs_nvcc
+from support.check import check, check_json, compile_commands, copy_project, expected, found_lines
+from support.paths import DATA, ROOT, needs_nvcc
 
 RULES_CUDA = DATA / "rules" / "cuda" / "ps201_barrier.cu"
 RULES_PTX = DATA / "rules" / "ptx" / "lineinfo" / "ps201_barrier.ptx"

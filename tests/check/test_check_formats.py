@@ -9,8 +9,8 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from check_helpers import SARIF_SCHEMA, check, copy_project, expected
-from helpers import needs_nvcc
+from support.check import SARIF_SCHEMA, check, copy_project, expected
+from support.paths import needs_nvcc
 
 from ptxstatic.report.schemas import json_schema
 from ptxstatic.rules.catalog import all_rules

@@ -7,8 +7,8 @@ import json
 import re
 from pathlib import Path
 
-from check_helpers import check, check_json, copy_project, expected
-from helpers import needs_nvcc
+from support.check import check, check_json, copy_project, expected
+from support.paths import needs_nvcc
 
 pytestmark = needs_nvcc
 

@@ -8,8 +8,8 @@ import time
 from pathlib import Path
 
 import pytest
-from check_helpers import copy_project, expected
-from helpers import DATA, needs_nvcc
+from support.check import copy_project, expected
+from support.paths import DATA, needs_nvcc
 
 from ptxstatic.config import config_for
 from ptxstatic.lint.cache import ResultCache

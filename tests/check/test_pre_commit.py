@@ -13,8 +13,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from check_helpers import PROJECT, env
-from helpers import ROOT, needs_nvcc
+from support.check import PROJECT, env
+from support.paths import ROOT, needs_nvcc
 
 pre_commit = pytest.importorskip("pre_commit", reason="pre-commit is not installed (the test extra has it)")
 

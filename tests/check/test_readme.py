@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import yaml
-from helpers import ROOT
+from support.paths import ROOT
 
 README = (ROOT / "README.md").read_text()
 

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from helpers import FRONTEND_DATA, needs_nvcc
+from support.paths import FRONTEND_DATA, needs_nvcc
 
 PTX = FRONTEND_DATA / "small_sm80_lineinfo.ptx"
 

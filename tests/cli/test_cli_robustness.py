@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from helpers import DATA, FIXTURES, needs_ptxas
+from support.paths import DATA, FIXTURES, needs_ptxas
 
 import ptxstatic
 

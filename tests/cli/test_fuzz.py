@@ -1,4 +1,4 @@
-"""Fuzzing the whole pipeline: grammar-aware mutants of the fixtures (``tests/mutants.py``), stacked mutants,
+"""Fuzzing the whole pipeline: grammar-aware mutants of the fixtures (``tests/support/mutants.py``), stacked mutants,
 random text, random bytes and non-UTF-8 go through parse, analyse, blocks, features, instrument and predict;
 no exception escapes but :class:`PtxstaticError`, and the CLI turns that into a one-line message.
 
@@ -15,10 +15,10 @@ import sys
 from functools import cache
 from pathlib import Path
 
-from helpers import DATA, FIXTURES, FRONTEND_DATA
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from mutants import mutants
+from support.mutants import mutants
+from support.paths import DATA, FIXTURES, FRONTEND_DATA
 
 from ptxstatic.analysis.summary import summarize_module
 from ptxstatic.counts.instrumentation.ptx_pass import instrument

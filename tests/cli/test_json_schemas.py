@@ -10,7 +10,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from helpers import DATA, FIXTURES
+from support.paths import DATA, FIXTURES
 
 from ptxstatic.report.schemas import json_schema
 

@@ -11,14 +11,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import DATA, FIXTURES
+from support.paths import DATA, FIXTURES
 
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.ptx.cxx_params import cxx_param_names
 from ptxstatic.ptx.kernels import demangle, find_kernel, find_kernels
 from ptxstatic.ptx.parser import parse_file
 
-TEMPLATES = FIXTURES / "nvcc" / "sm_80" / "lineinfo" / "templates.ptx"  # from tests/cuda/templates.cu
+TEMPLATES = FIXTURES / "nvcc" / "sm_80" / "lineinfo" / "templates.ptx"  # from tests/data/cuda/templates.cu
 EXAMPLE = DATA.parents[1] / "examples" / "saxpy_reduce.ptx"
 MODULE = parse_file(TEMPLATES)
 FLOAT_SUM = "_Z14tmpl_block_sumIfLi256EEvPKT_PS0_i"

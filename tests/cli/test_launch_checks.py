@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 import pytest
-from helpers import DATA, needs_nvcc
+from support.paths import DATA, needs_nvcc
 
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.launch import Buffer, Launch, launch_from_spec

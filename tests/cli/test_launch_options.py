@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from helpers import DATA
+from support.paths import DATA
 
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.launch import Buffer, Launch, launch_from_spec

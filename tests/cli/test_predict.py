@@ -13,7 +13,7 @@ from pathlib import Path
 import jsonschema
 import numpy as np
 import pytest
-from helpers import ROOT, TITANX_DATA
+from support.paths import FIXTURES, ROOT, TITANX_DATA
 
 from ptxstatic.report.schemas import json_schema
 
@@ -176,7 +176,7 @@ def test_a_kernel_of_unseen_instructions_gets_the_mean_surface_within_its_interv
     vocab = model.calibration.ood.vocabulary
     unseen = []
     for stem in ("warp", "tensor", "atomics"):
-        for fn in parse_file(ROOT / "tests" / "fixtures" / "ptx" / "nvcc" / "sm_80" / "plain" / f"{stem}.ptx").kernels:
+        for fn in parse_file(FIXTURES / "nvcc" / "sm_80" / "plain" / f"{stem}.ptx").kernels:
             unseen += [ins for ins, item in zip(fn.instructions, kernel_sequence(fn))
                        if vocabulary_marks(item)[2] not in vocab]
     assert len(unseen) >= 10

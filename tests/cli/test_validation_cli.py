@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import DATA, FIXTURES
+from support.paths import DATA, FIXTURES
 
 EXAMPLE = DATA.parents[1] / "examples" / "saxpy_reduce.ptx"
 LAUNCH = ("--grid", "2", "--block", "64")

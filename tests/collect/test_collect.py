@@ -17,7 +17,6 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from helpers import needs_nvcc
 
 from ptxstatic.collect.clock_settings import META_KEY
 from ptxstatic.collect.runner import CollectOptions, collect
@@ -26,7 +25,6 @@ from ptxstatic.gpu.fake import ENV
 from ptxstatic.launch import Launch
 from ptxstatic.ptx.parser import parse_text
 from ptxstatic.report.schemas import json_schema
-from ptxstatic.toolchain.nvcc import compile_to_ptx
 
 KERNELS = r"""
 extern "C" __global__ void chain(float* out, int n, int iters) {
@@ -81,11 +79,12 @@ TOTAL = sum(len(b["launches"]) for b in BENCHMARKS)
 
 
 @pytest.fixture(scope="module")
-def suite(tmp_path_factory) -> Path:
-    """The test kernels compiled once with nvcc; manifests refer to the PTX."""
+def suite(tmp_path_factory, build_ptx) -> Path:
+    """The test kernels compiled once with nvcc (the tests that take it skip without nvcc); manifests refer to
+    the PTX."""
     d = tmp_path_factory.mktemp("suite")
     (d / "k.cu").write_text(KERNELS)
-    (d / "k.ptx").write_text(compile_to_ptx(d / "k.cu", "-arch=sm_90 -lineinfo"))
+    (d / "k.ptx").write_text(build_ptx(d / "k.cu", "sm_90", ["-lineinfo"]).text)
     return d
 
 
@@ -191,7 +190,6 @@ def check_consistent(db: Path) -> None:
 
 
 # --------------------------------------------------------------------------------------------- end to end
-@needs_nvcc
 def test_collect_records_every_sample(suite, tmp_path, monkeypatch):
     monkeypatch.setenv(ENV, str(tmp_path / "board.json"))
     db = tmp_path / "d.sqlite"
@@ -229,7 +227,6 @@ def test_collect_records_every_sample(suite, tmp_path, monkeypatch):
         assert m_energy == pytest.approx(power * time_ms)
 
 
-@needs_nvcc
 def test_features_follow_the_launch(suite, tmp_path, monkeypatch):
     """Per-launch features scale with the work: chain with 16 iterations on 256 threads executes more
     instructions per thread than with 8, and totals scale with threads."""
@@ -246,7 +243,6 @@ def test_features_follow_the_launch(suite, tmp_path, monkeypatch):
         assert f[("chain_0", "portable.registers")] > 0 and 0 < f[("chain_0", "portable.occupancy")] <= 1
 
 
-@needs_nvcc
 def test_collected_dataset_trains_evaluates_and_predicts(suite, tmp_path, monkeypatch):
     """The retraining sequence on a collected dataset: each launch is a sample with its launch features, splits
     keep a kernel's launches together, and the forests train on the launch features and are scored."""
@@ -285,7 +281,6 @@ def test_collected_dataset_trains_evaluates_and_predicts(suite, tmp_path, monkey
 
 
 # --------------------------------------------------------------------------------------------------- resume
-@needs_nvcc
 def test_sigkill_mid_run_then_resume_equals_an_uninterrupted_run(suite, tmp_path):
     manifest = write_manifest(suite, tmp_path)
     reference = tmp_path / "reference.sqlite"
@@ -326,7 +321,6 @@ def test_sigkill_mid_run_then_resume_equals_an_uninterrupted_run(suite, tmp_path
     assert dataset(db) == after
 
 
-@needs_nvcc
 def test_retry_failed_measures_failures_again(suite, tmp_path):
     manifest = write_manifest(suite, tmp_path, [b for b in BENCHMARKS if b["name"] in ("crash", "smem")])
     db = tmp_path / "d.sqlite"
@@ -339,7 +333,6 @@ def test_retry_failed_measures_failures_again(suite, tmp_path):
 
 
 # --------------------------------------------------------------------------------------------------- clocks
-@needs_nvcc
 def test_clocks_without_permission_change_nothing(suite, tmp_path):
     board = tmp_path / "board.json"
     env = fake_board(board, clock_permission=False)
@@ -352,7 +345,6 @@ def test_clocks_without_permission_change_nothing(suite, tmp_path):
     assert rows(db, "SELECT COUNT(*) FROM collect_samples") == [(0,)]
 
 
-@needs_nvcc
 def test_clock_sweep_says_what_it_changed_and_restores(suite, tmp_path):
     board = tmp_path / "board.json"
     env = fake_board(board, clock_permission=True)
@@ -373,7 +365,6 @@ def test_clock_sweep_says_what_it_changed_and_restores(suite, tmp_path):
     assert rows(db, "SELECT value FROM meta WHERE key = ?", (META_KEY,)) == []
 
 
-@needs_nvcc
 def test_interrupted_sweep_restores_clocks(suite, tmp_path):
     board = tmp_path / "board.json"
     env = fake_board(board, clock_permission=True, wall_seconds_per_call=0.5)
@@ -387,7 +378,6 @@ def test_interrupted_sweep_restores_clocks(suite, tmp_path):
     assert json.loads(board.read_text())["clocks"] == {"mem_mhz": 2619, "core_mhz": 1755}, err
 
 
-@needs_nvcc
 def test_sigkill_during_a_sweep_is_repaired_by_the_next_run(suite, tmp_path):
     board = tmp_path / "board.json"
     env = fake_board(board, clock_permission=True, wall_seconds_per_call=0.5)
@@ -418,7 +408,6 @@ def test_bad_clock_lists_are_refused():
 
 
 # ------------------------------------------------------------------------------------------- board quirks
-@needs_nvcc
 def test_without_an_energy_counter_power_is_sampled_with_a_warning(suite, tmp_path, monkeypatch):
     board = tmp_path / "board.json"
     board.write_text(json.dumps({"energy_counter": False}))
@@ -431,7 +420,6 @@ def test_without_an_energy_counter_power_is_sampled_with_a_warning(suite, tmp_pa
     assert "no energy-counter reading" in json.loads(warnings)[0]
 
 
-@needs_nvcc
 def test_bad_launch_is_a_failed_sample_not_a_crash(suite, tmp_path, monkeypatch):
     monkeypatch.setenv(ENV, str(tmp_path / "board.json"))
     benches = [{"name": "smem", "source": "k.ptx", "launches": [launch(1, 32, out(32), 32, 99)]},
@@ -457,7 +445,6 @@ def test_cli_errors_exit_2_without_traceback(tmp_path):
 
 
 # --------------------------------------------------------------------------------------------- the worker
-@needs_nvcc
 def test_worker_restarts_after_a_sticky_fault_and_a_hang(suite, tmp_path, monkeypatch):
     from ptxstatic.gpu.device import DeviceFault
     from ptxstatic.gpu.worker import WorkerGpu

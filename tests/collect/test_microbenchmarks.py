@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from helpers import ROOT, needs_nvcc
+from support.paths import ROOT, needs_nvcc
 
 from ptxstatic.collect.compile import CompiledSource, compile_all, compile_source
 from ptxstatic.collect.manifest import load_manifest

@@ -13,7 +13,7 @@ import subprocess
 import sys
 
 import pytest
-from helpers import DATA
+from support.paths import DATA
 
 from ptxstatic.block_counts import BlockCounts
 from ptxstatic.counts.static.branch_shares import branch_shares

@@ -13,8 +13,8 @@ import re
 
 import pytest
 from click.testing import CliRunner
-from helpers import DATA as TEST_DATA
-from helpers import FIXTURES
+from support.paths import DATA as TEST_DATA
+from support.paths import FIXTURES
 from test_static_counts import at_markers
 
 from ptxstatic.analysis.cfg import build_cfg

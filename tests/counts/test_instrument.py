@@ -14,7 +14,7 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-from helpers import FIXTURES, ROOT, corpus_files, needs_ptxas
+from support.paths import FIXTURES, ROOT, corpus_files, needs_ptxas
 
 from ptxstatic.analysis.cfg import build_cfg
 from ptxstatic.counts.instrumentation.counter_map import CounterMap

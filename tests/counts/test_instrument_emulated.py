@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import FIXTURES
+from support.paths import FIXTURES
 
 from ptxstatic.counts.instrumentation.ptx_pass import InstrumentOptions, counter_declaration, instrument
 from ptxstatic.launch import Buffer, Launch

@@ -1,5 +1,5 @@
 """Instrumented PTX assembles whenever the original does: over a fixed sample of grammar-aware mutants of the
-fixtures (``tests/mutants.py``) that ptxas accepts before instrumentation, and for a module without
+fixtures (``tests/support/mutants.py``) that ptxas accepts before instrumentation, and for a module without
 ``.address_size``, which ptxas assembles for its 64-bit ``--machine``. (Every fixture itself is assembled
 after instrumentation in test_instrument.py.)"""
 
@@ -8,8 +8,8 @@ from __future__ import annotations
 import concurrent.futures as cf
 
 import pytest
-from helpers import DATA, FIXTURES, needs_ptxas
-from mutants import mutants
+from support.mutants import mutants
+from support.paths import DATA, FIXTURES, needs_ptxas
 
 from ptxstatic.counts.instrumentation.ptx_pass import instrument
 from ptxstatic.errors import PtxstaticError

@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import ROOT, needs_ptxas
-from kernels import UNNAMED
+from support.kernels import UNNAMED
+from support.paths import DATA, needs_ptxas
 
 from ptxstatic.analysis.cfg import build_cfg
 from ptxstatic.counts.instrumentation.counter_map import CounterMap
@@ -25,7 +25,7 @@ from ptxstatic.toolchain.ptxas import assemble, target_arch
 llvm_ir = pytest.importorskip("ptxstatic.counts.instrumentation.llvm_ir")
 pytest.importorskip("llvmlite", reason="the LLVM IR route needs llvmlite")
 
-LL_FILES = sorted((ROOT / "tests" / "llvm").glob("*.ll"))
+LL_FILES = sorted((DATA / "llvm").glob("*.ll"))
 
 _LABEL_REF = re.compile(r'label\s+(%(?:"[^"]*"|[-\w$.]+))')
 

@@ -9,8 +9,8 @@ import sys
 
 import numpy as np
 import pytest
-from helpers import FIXTURES, needs_ptxas
-from kernels import HAND, by_name, check_routes, hand_expected, hand_launch, ir_and_ptx_routes
+from support.kernels import HAND, by_name, check_routes, hand_expected, hand_launch, ir_and_ptx_routes
+from support.paths import FIXTURES, needs_ptxas
 
 from ptxstatic.counts.instrumentation.ptx_pass import InstrumentOptions, instrument
 from ptxstatic.counts.measured import block_counts

@@ -8,8 +8,8 @@ work out from the launch.
 from __future__ import annotations
 
 import pytest
-from helpers import DATA as TEST_DATA
-from helpers import FIXTURES
+from support.paths import DATA as TEST_DATA
+from support.paths import FIXTURES
 
 from ptxstatic.analysis.cfg import build_cfg
 from ptxstatic.block_counts import BlockCounts

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import TITANX_DATA
+from support.paths import TITANX_DATA
 
 from ptxstatic.dataset.dataset import benchmark_family, load_dataset
 from ptxstatic.dataset.gpuptxmodel import import_folder

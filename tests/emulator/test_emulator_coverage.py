@@ -6,7 +6,7 @@ from __future__ import annotations
 import importlib.util
 
 import pytest
-from helpers import ROOT
+from support.paths import ROOT
 
 from ptxstatic.launch import Buffer
 from ptxstatic.ptx.parser import parse_text

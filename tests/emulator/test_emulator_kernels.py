@@ -10,18 +10,16 @@ from __future__ import annotations
 
 import re
 from functools import cache
-from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import DATA as TEST_DATA
+from support.paths import DATA as TEST_DATA
 
 from ptxstatic.analysis.cfg import build_cfg
 from ptxstatic.emulator import EMULATED, Emulation, emulate
 from ptxstatic.launch import Buffer, Launch
 from ptxstatic.ptx.ast import Module
-from ptxstatic.ptx.parser import parse_file, parse_text
-from ptxstatic.toolchain.nvcc import compile_to_ptx, nvcc_path
+from ptxstatic.ptx.parser import parse_file
 
 DATA = TEST_DATA / "emulator"
 VARIANTS = ("plain", "lineinfo", "G")
@@ -263,11 +261,9 @@ def test_instruction_counts_follow_block_counts() -> None:
     assert e.warp_instructions == sum(e.warp_entries["vec_add"][b.id] * len(b) for b in blocks)
 
 
-@pytest.mark.nvcc
-@pytest.mark.skipif(nvcc_path() is None, reason="needs nvcc")
-def test_fresh_nvcc_build_gives_the_same_results(tmp_path: Path) -> None:
+def test_fresh_nvcc_build_gives_the_same_results(build_ptx) -> None:
     """kernels.cu recompiled now: same outputs and the same counts as the committed PTX."""
-    fresh = parse_text(compile_to_ptx(DATA / "kernels.cu", "-arch=sm_80 -O3 -lineinfo"), "fresh.ptx")
+    fresh = build_ptx(DATA / "kernels.cu", "sm_80", ["-O3", "-lineinfo"], name="fresh.ptx").module
     n = 500
     x = RNG.integers(-3, 12, n).astype(np.int32)
     spec = launch(4, 128, {"0": Buffer("s32", n), "1": Buffer("s32", n), "2": n})

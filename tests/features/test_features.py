@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import ROOT, needs_ptxas
+from support.paths import FIXTURES, ROOT, needs_ptxas
 
 from ptxstatic.analysis.cfg import build_cfg
 from ptxstatic.analysis.defuse import def_use
@@ -24,7 +24,7 @@ from ptxstatic.ptx.parser import parse_file
 from ptxstatic.toolchain.ptxas import parse_verbose, ptxas_stats
 
 COUNTED = ROOT / "tests" / "data" / "static" / "counted.ptx"
-SM90 = ROOT / "tests" / "fixtures" / "ptx" / "nvcc" / "sm_90" / "plain"
+SM90 = FIXTURES / "nvcc" / "sm_90" / "plain"
 
 
 @pytest.fixture(scope="module")
@@ -98,7 +98,7 @@ def test_features_need_matching_counts(counted):
 
 
 def test_strides_from_the_source():
-    module = parse_file(ROOT / "tests" / "fixtures" / "ptx" / "nvcc" / "sm_80" / "plain" / "loops.ptx")
+    module = parse_file(FIXTURES / "nvcc" / "sm_80" / "plain" / "loops.ptx")
 
     def kinds(kernel: str) -> set[str]:
         cfg = build_cfg(module.function(kernel))
@@ -112,7 +112,7 @@ def test_strides_from_the_source():
 
 
 def test_divergence_counts_only_thread_dependent_conditions():
-    module = parse_file(ROOT / "tests" / "fixtures" / "ptx" / "nvcc" / "sm_80" / "plain" / "loops.ptx")
+    module = parse_file(FIXTURES / "nvcc" / "sm_80" / "plain" / "loops.ptx")
     counts = estimate_counts(bind(module, "loop_over_blocks", Launch((3, 1, 1), (32, 1, 1), 0, {}))).counts
     f = features_from_counts(module, "loop_over_blocks", counts)
     # the loop runs gridDim.x times and the store is guarded by blockIdx.x == 0: nothing depends on tid

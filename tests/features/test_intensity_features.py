@@ -4,7 +4,7 @@ block-count features when a launch is known, and issue costs from the published 
 from __future__ import annotations
 
 import pytest
-from helpers import FIXTURES
+from support.paths import FIXTURES
 
 from ptxstatic.analysis.cfg import build_cfg
 from ptxstatic.analysis.executed import executed_sequence

@@ -5,8 +5,8 @@ route's in one launch. Every test here needs a GPU and skips without one."""
 from __future__ import annotations
 
 import pytest
-from helpers import FIXTURES
-from kernels import HAND, LAUNCHES, by_name, check_routes, hand_expected, hand_launch, ir_and_ptx_routes
+from support.kernels import HAND, LAUNCHES, by_name, check_routes, hand_expected, hand_launch, ir_and_ptx_routes
+from support.paths import FIXTURES
 
 from ptxstatic.counts.instrumentation.ptx_pass import InstrumentOptions
 from ptxstatic.counts.measured import profile, run_counters

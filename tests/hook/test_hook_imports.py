@@ -8,7 +8,7 @@ import os
 import subprocess
 import sys
 
-from helpers import FIXTURES, ROOT
+from support.paths import FIXTURES, ROOT
 
 SCRIPT = """
 import json, sys

@@ -13,10 +13,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import ROOT, needs_nvcc
-from lsp_helpers import copy_data, hover, line_of, make_client, published, server_env, start
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig
+from support.lsp import copy_data, hover, line_of, make_client, published, server_env, start
+from support.paths import ROOT, needs_nvcc
 
 from ptxstatic.config import config_for
 from ptxstatic.lint.document import analyse_document

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 import pytest_lsp
-from helpers import needs_nvcc
-from lsp_helpers import (
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+from support.lsp import (
     LSP_DATA,
     config,
     copy_data,
@@ -27,8 +28,7 @@ from lsp_helpers import (
     replace_text,
     start,
 )
-from lsprotocol import types
-from pytest_lsp import LanguageClient
+from support.paths import needs_nvcc
 
 from ptxstatic.config import config_for
 from ptxstatic.lint.document import analyse_document

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from helpers import TITANX_DATA
+from support.paths import TITANX_DATA
 
 
 @pytest.fixture(scope="session")

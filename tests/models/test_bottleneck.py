@@ -7,7 +7,7 @@ vendors publish."""
 from __future__ import annotations
 
 import pytest
-from helpers import ROOT
+from support.paths import ROOT
 
 from ptxstatic.counts.static import estimate_counts
 from ptxstatic.features.work import launch_work

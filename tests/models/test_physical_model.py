@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("sklearn")
 pytest.importorskip("scipy")
-from helpers import FIXTURES, ROOT
+from support.paths import FIXTURES, ROOT
 
 from ptxstatic.features.intensity import loop_weighted_runs
 from ptxstatic.models.training.calibration import Calibrated

@@ -5,8 +5,8 @@ from __future__ import annotations
 import difflib
 
 import pytest
-from helpers import FIXTURES
-from mutants import KINDS, mutants
+from support.mutants import KINDS, mutants
+from support.paths import FIXTURES
 
 from ptxstatic.errors import SourceError
 from ptxstatic.ptx import parse_text

@@ -92,7 +92,7 @@ def test_shape_cache_round_trip_and_tampering(tmp_path, monkeypatch):
     """Shapes read back from the disk cache build the same AST; a tampered cache is ignored, never run."""
     import json
 
-    from helpers import FRONTEND_DATA
+    from support.paths import FRONTEND_DATA
 
     from ptxstatic.ptx import parser as P
     from ptxstatic.ptx import shape_cache

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from helpers import FRONTEND_DATA
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.paths import FRONTEND_DATA
 
 from ptxstatic.errors import SourceError
 from ptxstatic.ptx import parse_text

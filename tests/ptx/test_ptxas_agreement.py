@@ -4,8 +4,8 @@ ptxas accepts is refused (a false rejection is a front-end bug). ``-s`` shows th
 
 from __future__ import annotations
 
-from agreement import run
-from helpers import needs_ptxas
+from support.agreement import run
+from support.paths import needs_ptxas
 
 MUTANTS = 2000
 SEED = 13

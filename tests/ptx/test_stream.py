@@ -7,7 +7,7 @@ import gc
 import weakref
 
 import pytest
-from helpers import corpus_files
+from support.paths import corpus_files
 
 from ptxstatic.errors import SourceError
 from ptxstatic.ptx.parser import ModuleStream, parse_text

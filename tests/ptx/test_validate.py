@@ -9,7 +9,7 @@ from __future__ import annotations
 import subprocess
 
 import pytest
-from helpers import DATA, FIXTURES, corpus_files, needs_nvcc, needs_ptxas
+from support.paths import DATA, FIXTURES, corpus_files, needs_ptxas
 
 from ptxstatic.errors import SourceError
 from ptxstatic.ptx import parse_file, parse_text
@@ -181,14 +181,10 @@ def test_ptxas_accepts_the_inline_asm_fixture(tmp_path):
     assert proc.returncode == 0, proc.stderr
 
 
-@needs_nvcc
-def test_nvcc_emits_the_named_pair(tmp_path):
-    out = tmp_path / "a.ptx"
-    subprocess.run(["nvcc", "-ptx", "-arch=sm_80", str(INLINE_ASM.with_name("inline_asm_scopes.cu")), "-o",
-                    str(out)], check=True, capture_output=True)
-    text = out.read_text()
-    assert "shfl.sync.up.b32 r0|p," in text
-    check(parse_text(text, str(out)), text)
+def test_nvcc_emits_the_named_pair(build_ptx):
+    """nvcc's PTX of the source holds the ``r0|p`` pair, and validates (the loader validates what it builds)."""
+    built = build_ptx(INLINE_ASM.with_name("inline_asm_scopes.cu"), "sm_80")
+    assert "shfl.sync.up.b32 r0|p," in built.text
 
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import contextlib
 
 import pytest
-from helpers import ROOT
-from report_helpers import KERNELS_PTX, LAUNCH, Built
+from support.paths import ROOT
+from support.report import KERNELS_PTX, LAUNCH, Built
 
 from ptxstatic.config import Config
 from ptxstatic.predict import Models, load_models

@@ -13,9 +13,9 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from check_helpers import env
-from helpers import ROOT, needs_nvcc
-from report_helpers import KERNELS_CU, KERNELS_PTX, LAUNCH, Built
+from support.check import env
+from support.paths import ROOT, needs_nvcc
+from support.report import KERNELS_CU, KERNELS_PTX, LAUNCH, Built
 
 from ptxstatic.config import Config
 from ptxstatic.counts.static.estimate import estimate_counts

@@ -7,8 +7,8 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from helpers import ROOT
-from report_helpers import KERNELS_PTX, LAUNCH, Built
+from support.paths import ROOT
+from support.report import KERNELS_PTX, LAUNCH, Built
 
 from ptxstatic.predict import predict_module
 from ptxstatic.ptx.parser import parse_file

@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 
 import pytest
-from helpers import DATA, ROOT
+from support.paths import DATA, FIXTURES, ROOT
 
 from ptxstatic.config import Config
 from ptxstatic.launch import Launch
@@ -154,23 +154,23 @@ def test_the_findings_on_the_parser_corpus_are_the_reviewed_ones():
     neighbouring loads) must stay silent."""
     reviewed = {
         # out[2 * i] and out[2 * i + 1] of uint64: two stores 16 B apart per lane, each 16 sectors for 8
-        ("tests/cuda/math.cu", 54): (16.0, 8.0), ("tests/cuda/math.cu", 55): (16.0, 8.0),
+        ("tests/data/cuda/math.cu", 54): (16.0, 8.0), ("tests/data/cuda/math.cu", 55): (16.0, 8.0),
         # o[b] = h[b] with o = hist_out + 32 * thread: a row of 128 B per thread, one sector per lane
-        ("tests/cuda/memory.cu", 76): (32.0, 4.0),
+        ("tests/data/cuda/memory.cu", 76): (32.0, 4.0),
         # out[w] = a 16-byte Stats4 stored field by field: 16 B apart, 16 sectors for 4
-        ("tests/cuda/calls.cu", 105): (16.0, 4.0),
+        ("tests/data/cuda/calls.cu", 105): (16.0, 4.0),
         # each lane walks its own row, p = x + tid * len (or m[row * n + j], ...): a stride of len (n,
         # outputs_per_thread, per_thread) elements, uniform but not a constant, one sector per lane for any
         # row length but one element: 32 for 4 floats' (2 for 2-byte, 1 for 1-byte elements)
-        ("tests/cuda/loops.cu", 22): (32.0, 4.0), ("tests/cuda/loops.cu", 106): (32.0, 4.0),
-        ("tests/cuda/loops.cu", 123): (32.0, 4.0), ("tests/cuda/loops.cu", 184): (32.0, 4.0),
-        ("tests/cuda/loops.cu", 185): (32.0, 4.0), ("tests/cuda/loops.cu", 198): (32.0, 4.0),
-        ("tests/cuda/half_bf16.cu", 55): (32.0, 2.0), ("tests/cuda/memory.cu", 73): (32.0, 1.0),
+        ("tests/data/cuda/loops.cu", 22): (32.0, 4.0), ("tests/data/cuda/loops.cu", 106): (32.0, 4.0),
+        ("tests/data/cuda/loops.cu", 123): (32.0, 4.0), ("tests/data/cuda/loops.cu", 184): (32.0, 4.0),
+        ("tests/data/cuda/loops.cu", 185): (32.0, 4.0), ("tests/data/cuda/loops.cu", 198): (32.0, 4.0),
+        ("tests/data/cuda/half_bf16.cu", 55): (32.0, 2.0), ("tests/data/cuda/memory.cu", 73): (32.0, 1.0),
         # the same row walk's bf16 load, inlined from the header's conversion function
         ("/usr/local/cuda/include/cuda_fp16.h", 5122): (32.0, 4.0),
     }
     found = {}
-    for path in sorted((ROOT / "tests/fixtures/ptx/nvcc/sm_90/lineinfo").glob("*.ptx")):
+    for path in sorted((FIXTURES / "nvcc" / "sm_90" / "lineinfo").glob("*.ptx")):
         for f in lint_module(parse_file(path, recover=True), Config(), rules=PS101, source_root=ROOT):
             file = Path(f.source.file)
             key = (file.relative_to(ROOT).as_posix() if file.is_relative_to(ROOT) else file.as_posix(), f.source.line)

@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 
 import pytest
-from helpers import DATA, ROOT
+from support.paths import CUDA_SOURCES, DATA, FIXTURES, ROOT
 
 from ptxstatic.config import Config
 from ptxstatic.launch import Launch
@@ -110,8 +110,8 @@ def test_suppression_comment(tmp_path: Path):
     assert "ps102_transpose" not in {f.kernel for f in found} and len(found) == len(findings("lineinfo")) - 1
 
 
-# ------------------------------------------------------------- a kernel of the parser corpus (tests/cuda/shared.cu)
-CORPUS_SHARED = ROOT / "tests/fixtures/ptx/nvcc/sm_90/lineinfo/shared.ptx"
+# -------------------------------------------------------- a kernel of the parser corpus (tests/data/cuda/shared.cu)
+CORPUS_SHARED = FIXTURES / "nvcc" / "sm_90" / "lineinfo" / "shared.ptx"
 
 
 def corpus_findings(launch: Launch | None = None):
@@ -129,7 +129,7 @@ def test_a_runtime_stride_given_by_the_configured_launch(stride: int, ways: int 
         assert found == []
         return
     (f,) = found
-    line = next(n for n, text in enumerate((ROOT / "tests/cuda/shared.cu").read_text().splitlines(), 1)
+    line = next(n for n, text in enumerate((CUDA_SOURCES / "shared.cu").read_text().splitlines(), 1)
                 if "acc += buf[idx & 1023];" in text)
     assert f.source.line == line and f.properties["ways"] == ways
     assert f.properties["wavefronts_per_request"] == ways and f.properties["ideal_wavefronts_per_request"] == 1.0

@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
-from helpers import DATA, ROOT
+from support.paths import DATA, FIXTURES, ROOT
 
 from ptxstatic.config import Config
 from ptxstatic.ptx import parse_file
@@ -144,7 +144,7 @@ def test_suppression_at_the_call_site_of_inlined_code(tmp_path: Path):
 def test_no_finding_on_the_parser_corpus():
     """Every nvcc fixture of the parser corpus (82 kernels, many with barriers after reconvergence, in
     uniform loops and in tree reductions) is free of PS201 findings."""
-    corpus = sorted((ROOT / "tests/fixtures/ptx/nvcc").glob("sm_90/*/*.ptx"))
+    corpus = sorted((FIXTURES / "nvcc").glob("sm_90/*/*.ptx"))
     assert len(corpus) >= 45
     for path in corpus:
         module = parse_file(path, recover=True)

@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from helpers import ROOT
-from rule_helpers import found, kernels, lint, marked
+from support.paths import FIXTURES
+from support.rules import found, kernels, lint, marked
 
 from ptxstatic.config import Config
 from ptxstatic.ptx import parse_file
@@ -43,11 +43,11 @@ def test_without_line_information_and_in_debug_builds():
 
 
 def test_parser_corpus_findings_are_data_atomics_and_trip_counts():
-    """In the parser corpus (tests/cuda, sm_90) PS202 reports the loops that branch on loaded data, retry an
+    """In the parser corpus (tests/data/cuda, sm_90) PS202 reports the loops that branch on loaded data, retry an
     atomic compare-and-swap or run a per-thread number of iterations; not the grid- and block-stride loops,
     tiled transposes with bounds checks, tree reductions, or the waits inside the CUDA headers."""
     flagged = set()
-    for path in sorted((ROOT / "tests/fixtures/ptx/nvcc/sm_90/lineinfo").glob("*.ptx")):
+    for path in sorted((FIXTURES / "nvcc" / "sm_90" / "lineinfo").glob("*.ptx")):
         flagged |= {f.kernel for f in lint_module(parse_file(path, recover=True), Config(), rules=[get_rule("PS202")])}
     assert flagged == {
         "atomic_histogram256",  # if (local[b]) in a block-stride loop

@@ -9,7 +9,7 @@ from the full table. PS502's roofline ratio is derived by hand.
 from __future__ import annotations
 
 import pytest
-from rule_helpers import found, lint, marked, ptx
+from support.rules import found, lint, marked, ptx
 
 from ptxstatic.config import Config
 from ptxstatic.predict import load_models, predict_kernel

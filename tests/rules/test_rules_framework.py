@@ -7,8 +7,8 @@ import re
 from pathlib import Path
 
 import pytest
-from helpers import DATA, FIXTURES, ROOT
-from hook_helpers import GCC_MATCHER
+from support.hook import GCC_MATCHER
+from support.paths import DATA, FIXTURES, ROOT
 
 from ptxstatic.config import Config, ConfigError, config_for, find_config, load_config
 from ptxstatic.findings import Finding, Location, Note, Severity

@@ -8,8 +8,8 @@ fp32 at 128 results per clock per SM: 1/32); the PTX's own sm_90 (64 vs 128: 1/2
 from __future__ import annotations
 
 import pytest
-from helpers import ROOT
-from rule_helpers import found, kernels, lint, marked
+from support.paths import FIXTURES
+from support.rules import found, kernels, lint, marked
 
 from ptxstatic.config import Config
 from ptxstatic.ptx import parse_file
@@ -72,11 +72,11 @@ def test_fp64_share_by_hand():
 
 
 def test_parser_corpus_findings():
-    """On the parser corpus (tests/cuda, sm_90): no float is widened by accident (math.cu uses the float
+    """On the parser corpus (tests/data/cuda, sm_90): no float is widened by accident (math.cu uses the float
     functions); on the Titan X the kernels written in double (math_f64, the double instances of the
     templates) spend most of their issue cycles in fp64."""
     accidental, weak = set(), set()
-    for path in sorted((ROOT / "tests/fixtures/ptx/nvcc/sm_90/lineinfo").glob("*.ptx")):
+    for path in sorted((FIXTURES / "nvcc" / "sm_90" / "lineinfo").glob("*.ptx")):
         module = parse_file(path, recover=True)
         accidental |= {f.kernel for f in lint_module(module, Config(), rules=[get_rule("PS401")])}
         weak |= {f.kernel for f in lint_module(module, TITANX, rules=[get_rule("PS402")])}

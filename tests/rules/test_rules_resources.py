@@ -9,8 +9,8 @@ not: CUDA 13's ptxas cannot assemble for Maxwell, so the registers are estimated
 from __future__ import annotations
 
 import pytest
-from helpers import ROOT, needs_ptxas
-from rule_helpers import VARIANTS, found, kernels, lint, marked, ptx
+from support.paths import FIXTURES, needs_ptxas
+from support.rules import VARIANTS, found, kernels, lint, marked, ptx
 
 from ptxstatic.config import Config
 from ptxstatic.features.resources import estimate_resources, kernel_resources
@@ -132,11 +132,11 @@ def test_resources_come_from_ptxas_where_it_can_assemble():
 
 @needs_ptxas
 def test_parser_corpus_findings():
-    """On the parser corpus (tests/cuda, sm_90): the per-thread histogram of memory.cu lives in local memory;
+    """On the parser corpus (tests/data/cuda, sm_90): the per-thread histogram of memory.cu lives in local memory;
     printf's argument buffers (written for vprintf) and the registers recursive device functions save around
     their calls (ptxas counts them as spills) are not reported; nothing spills or limits occupancy."""
     flagged = set()
-    for path in sorted((ROOT / "tests/fixtures/ptx/nvcc/sm_90/lineinfo").glob("*.ptx")):
+    for path in sorted((FIXTURES / "nvcc" / "sm_90" / "lineinfo").glob("*.ptx")):
         module = parse_file(path, recover=True)
         flagged |= {(f.code, f.kernel) for f in lint_module(module, Config(), rules=RESOURCE_RULES)}
     assert flagged == {("PS301", "mem_local_histogram")}

@@ -5,7 +5,7 @@ address's stride), L1 hits, L2 sectors and DRAM bytes per launch on the H200's f
 from __future__ import annotations
 
 import pytest
-from helpers import DATA
+from support.paths import DATA
 
 from ptxstatic.counts.static.estimate import estimate_counts
 from ptxstatic.hardware.figures import gpu_figures

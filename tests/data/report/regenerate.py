@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Regenerate the PTX of the report tests: ``tests/data/report/kernels.cu`` -> ``kernels.ptx``.
 
-Compiled for sm_90 with ``-lineinfo`` and the path normalisation of ``tests/fixtures/regenerate.py`` (``.file``
+Compiled for sm_90 with ``-lineinfo`` and the path normalisation of ``tests/data/fixtures/regenerate.py`` (``.file``
 paths repository-relative). Run it from anywhere with the project's Python; it needs nvcc.
 """
 
@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parents[1] / "fixtures"))
+sys.path.insert(0, str(HERE.parent / "fixtures"))
 from regenerate import compile_checked  # noqa: E402 (the fixture tools, found by the path above)
 
 

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parents[1] / "fixtures"))
+sys.path.insert(0, str(HERE.parent / "fixtures"))
 from regenerate import compile_checked  # noqa: E402 (the fixture tools, found by the path above)
 
 

@@ -1,7 +1,7 @@
 // Inline asm with registers declared without '%' inside a { } scope and used in a d|p destination pair,
 // as Thrust/CUB and several CUDA samples write warp scans. nvcc copies the asm into the PTX unchanged.
 // PTX: inline_asm_scopes_sm80.ptx (PWD=/proc/self/cwd nvcc -ptx -arch=sm_80 -lineinfo from the repository root,
-// the .file path then made repository-relative as tests/fixtures/regenerate.py does).
+// the .file path then made repository-relative as tests/data/fixtures/regenerate.py does).
 
 // Inclusive warp scan: shfl.sync.up with a lane-valid predicate, a named register and a named predicate.
 extern "C" __global__ void warp_scan_named_regs(const unsigned* in, unsigned* out) {
