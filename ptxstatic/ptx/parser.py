@@ -200,16 +200,14 @@ COMPILE_AFTER = 16
 def _lazy_builder(shape: _Shape, key: tuple[str, ...], data: Any = None, template: Any = None) -> Callable[..., Any]:
     """A builder for a shape, from its template or from the disk cache's data (bad data raises ValueError:
     the grammar decides). It interprets the template until the shape is used often, then compiles it."""
-    state: dict[str, Any] = {} if template is None else {"template": template}
+    state: dict[str, Any] = {}
     if template is not None:
-        state["run"] = interpret_template(template)
-        state["uses"] = 0
+        state.update(template=template, run=interpret_template(template), uses=0)
 
     def build(v: list[str], line: int, col: int) -> Any:
-        if "template" not in state:
-            state["template"] = template_from_data(data)
-            state["run"] = interpret_template(state["template"])
-            state["uses"] = 0
+        if "run" not in state:  # made whole in one update: threads parsing at once see all of it or none
+            made = template_from_data(data)
+            state.update(template=made, run=interpret_template(made), uses=0)
         state["uses"] += 1
         if state["uses"] == COMPILE_AFTER:
             shape.builders[key] = compile_template(state["template"])
