@@ -27,10 +27,15 @@ from ptxstatic.limits import DEVICE_CALL_TIMEOUT_S
 @click.option("--timeout", "timeout_s", default=DEVICE_CALL_TIMEOUT_S, show_default=True,
               help="Seconds a single device call may take before the kernel is taken to hang.")
 @click.option("--jobs", "-j", type=int, help="Parallel nvcc processes [default: CPU count].")
+@click.option("--counters", is_flag=True,
+              help="Instead of time and power: run each launch once under Nsight Compute (ncu, clocks left as they "
+                   "are) and keep its memory counters and duration in the dataset's collect_counters table.")
+@click.option("--counters-budget", type=float, default=600.0, show_default=True, metavar="S",
+              help="--counters: start no launch after this many seconds (the rest is measured by a rerun).")
 @options.output_format("text", "json")
 def collect(manifest: str, db: str, gpu_name: str, device: str, device_index: int, clocks: str | None,
             repeat_seconds: float | None, only: str | None, retry_failed: bool, arch: str | None, timeout_s: float,
-            jobs: int | None, fmt: str) -> None:
+            jobs: int | None, counters: bool, counters_budget: float, fmt: str) -> None:
     """Measure time, power and energy of every benchmark launch in MANIFEST on a GPU into DATASET.
 
     Per sample: one instrumented run for block counts and features (first time per launch), a timed
@@ -55,6 +60,9 @@ def collect(manifest: str, db: str, gpu_name: str, device: str, device_index: in
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, terminate)
+    if counters:
+        _counters(manifest, db, gpu_name, device, arch, only, counters_budget, jobs, fmt)
+        return
     opts = CollectOptions(Path(manifest), Path(db), gpu_name, device, device_index, clocks, repeat_seconds, only,
                           retry_failed, arch, timeout_s, jobs)
     with Progress(prefix="collect: ") as ui:
@@ -69,3 +77,32 @@ def collect(manifest: str, db: str, gpu_name: str, device: str, device_index: in
         click.echo(json_document("collect", [], [], run=summary.__dict__, dataset=stats))
         return
     click.echo(collect_text(summary, stats))
+
+
+def _counters(manifest: str, db: str, gpu_name: str, device: str, arch: str | None, only: str | None,
+              budget: float, jobs: int | None, fmt: str) -> None:
+    from pathlib import Path
+
+    from ptxstatic.collect.counters import CountersOptions, collect_counters
+    from ptxstatic.gpu.open import open_device
+    from ptxstatic.report.json_doc import json_document
+    from ptxstatic.report.progress import Progress
+
+    if arch is None:
+        opened = open_device(device)
+        try:
+            arch = opened.gpu.info().arch
+        finally:
+            opened.close()
+    opts = CountersOptions(Path(manifest), Path(db), gpu_name, arch, device, only, budget, jobs=jobs)
+    with Progress(prefix="collect --counters: ") as ui:
+        result = collect_counters(opts, ui.say)
+    if fmt == "json":
+        run = {"written": result["measured"], "already": result["already"], "failed": result["failed"],
+               "tool": result["tool"], "metrics": result["metrics"], "counters": True}
+        click.echo(json_document("collect", [], [], run=run, dataset={"counters": result["in_dataset"]}))
+        return
+    click.echo(f"{result['measured']} launches measured under {result['tool']} into {db}; "
+               f"{len(result['failed'])} failed")
+    for failure in result["failed"]:
+        click.echo(f"  failed: {failure}")

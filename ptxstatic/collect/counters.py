@@ -156,6 +156,7 @@ def collect_counters(opts: CountersOptions, say: Callable[[str], None] = lambda 
     finally:
         db.close()
     result = {"gpu": opts.gpu, "tool": tool, "metrics": metrics, "measured": len(rows), "failed": failures,
+              "already": len(done), "in_dataset": len(done) + len(rows),
               "rows": [{k: v for k, v in r.items() if k != "task"} for r in rows]}
     if opts.json_out is not None:
         opts.json_out.write_text(json.dumps(result, indent=1))

@@ -1,0 +1,123 @@
+"""Absolute time on an NVIDIA H200 against its measurements, as a user gets it: each launch's PTX (the
+microbenchmarks compiled by nvcc for sm_90), static block counts, the launch's memory traffic and the
+bottleneck model with the parameters shipped for the H200 (``predict --gpu h200`` with the launch).
+
+Two tables, per family (a manifest source file) and overall: the default-clock dataset (time of repeated
+launches by ``collect``; launches whose static block counts differ from the GPU's are the data-dependent
+ones, shown apart), and the hardware-counter dataset's durations for the launches the first lacks (the
+memory families). Columns: launches, within 25 %, within 2x, the 90 % interval holding the measurement,
+and the median of predicted / measured. Everything printed is measured in this run.
+
+Run: ``python benchmarks/h200_absolute.py [--data DIR] [--counters DB]`` (needs nvcc on the PATH; the
+default-clock dataset is ``../shared/data/h200-default-clocks`` beside the checkout).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sqlite3
+import statistics
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+from ptxstatic.block_counts import BlockCounts
+from ptxstatic.collect.compile import compile_all
+from ptxstatic.collect.manifest import load_manifest
+from ptxstatic.counts.static.estimate import estimate_counts
+from ptxstatic.errors import PtxstaticError
+from ptxstatic.features.work import launch_work
+from ptxstatic.hardware.figures import gpu_figures
+from ptxstatic.launch import Launch
+from ptxstatic.models.inference.bottleneck import launch_time
+from ptxstatic.models.inference.loading import bottleneck_parameters
+from ptxstatic.ptx.launch_binding import bind
+from ptxstatic.traffic.model import launch_traffic
+
+ROOT = Path(__file__).resolve().parents[1]
+MANIFEST = ROOT / "microbenchmarks" / "manifest.json"
+
+
+def rows(collect_db: Path | None, counters_db: Path | None) -> list[tuple[str, str, float, str, str | None]]:
+    """(benchmark, launch, measured ms, dataset, GPU block counts JSON) of every launch measured."""
+    out, seen = [], set()
+    if collect_db is not None:
+        with sqlite3.connect(collect_db) as db:
+            for b, launch, t, counts in db.execute(
+                    "SELECT s.benchmark, s.launch, s.time_ms, k.block_counts FROM collect_samples s "
+                    "JOIN collect_kernels k ON k.benchmark = s.benchmark AND k.launch = s.launch "
+                    "WHERE s.status = 'ok'"):
+                out.append((b, launch, float(t), "default clocks", counts))
+                seen.add((b, launch))
+    if counters_db is not None:
+        with sqlite3.connect(counters_db) as db:
+            for b, launch, metrics in db.execute("SELECT benchmark, launch, metrics FROM collect_counters"):
+                duration = json.loads(metrics).get("gpu__time_duration.sum")
+                if duration and (b, launch) not in seen:
+                    out.append((b, launch, float(duration) / 1e6, "counters", None))
+    return out
+
+
+def table(title: str, results: list[tuple[str, float, float, float, float]]) -> None:
+    """Per family: (family, measured, predicted, low, high) summarised."""
+    print(f"\n{title}")
+    print(f"{'family':18s} {'launches':>8s} {'≤25%':>6s} {'≤2x':>6s} {'in 90% int.':>11s} {'median pred/meas':>17s}")
+    groups: dict[str, list] = defaultdict(list)
+    for r in results:
+        groups[r[0]].append(r)
+    for name, rs in [*sorted(groups.items()), ("overall", results)]:
+        ratios = [p / m for _, m, p, _, _ in rs]
+        inside = sum(lo <= m <= hi for _, m, _, lo, hi in rs)
+        print(f"{name:18s} {len(rs):8d} {sum(abs(x - 1) <= 0.25 for x in ratios) / len(rs):6.0%} "
+              f"{sum(0.5 <= x <= 2 for x in ratios) / len(rs):6.0%} {inside / len(rs):11.0%} "
+              f"{statistics.median(ratios):17.2f}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "h200-default-clocks")
+    ap.add_argument("--counters", type=Path, default=ROOT / "datasets" / "h200-counters" /
+                    "microbenchmarks-counters.sqlite")
+    args = ap.parse_args(argv)
+    collect_db = args.data / "microbenchmarks-short.sqlite"
+    measured = rows(collect_db if collect_db.is_file() else None, args.counters if args.counters.is_file() else None)
+    if not measured:
+        print(f"no measurements under {args.data} or at {args.counters}")
+        return 0
+    figures, params = gpu_figures("h200"), bottleneck_parameters("h200")
+    spec = load_manifest(MANIFEST)
+    benches = {b.name: b for b in spec.benchmarks}
+    sources = compile_all(sorted({benches[b].source for b, *_ in measured if b in benches}), "sm_90", spec.nvcc_flags)
+    print(f"{len(measured)} launches; parameters: {params.fitted_on or 'defaults'}")
+    results: dict[str, list] = defaultdict(list)
+    for b, key, t, dataset, gpu_counts in measured:
+        bench = benches.get(b)
+        src = sources.get(bench.source) if bench else None
+        if src is None or isinstance(src, PtxstaticError):
+            continue
+        bound = bind(src.module, bench.kernel, Launch.from_dict(json.loads(key)))
+        counts = estimate_counts(bound).counts
+        data_dependent = gpu_counts is not None and not _same(counts, BlockCounts.from_dict(json.loads(gpu_counts)))
+        traffic = launch_traffic(bound, counts.counts, figures)
+        est = launch_time(launch_work(src.module, counts, figures, traffic), figures, *figures.default_clocks, params)
+        label = f"{dataset}, data-dependent control" if data_dependent else dataset
+        results[label].append((bench.source.stem, t, est.time_ms, est.low_ms, est.high_ms))
+    for label in sorted(results):
+        table(f"{label}: {len(results[label])} launches", results[label])
+    return 0
+
+
+def _same(a: BlockCounts, b: BlockCounts) -> bool:
+    """Whether two launches' counts agree in every block (to a thousandth)."""
+    for fn, blocks in b.counts.items():
+        mine = a.counts.get(fn, {})
+        for block, n in blocks.items():
+            if not math.isclose(mine.get(block, 0.0), n, rel_tol=1e-3, abs_tol=0.5):
+                return False
+    return True
+
+
+if __name__ == "__main__":
+    sys.exit(main())
