@@ -97,6 +97,6 @@ TRAFFIC_SAMPLE_CTAS = 4
 #: warp instructions the traffic model's sample may run (what decides where it ends: results do not depend on
 #: the machine), and the seconds it may take in any case
 TRAFFIC_MAX_STEPS = 40_000
-TRAFFIC_SECONDS = 2.0
+TRAFFIC_SECONDS = 10.0
 #: launches whose traffic a process keeps computed
 TRAFFIC_CACHE = 32

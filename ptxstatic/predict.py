@@ -122,7 +122,7 @@ def predict_kernel(module: Module, kernel: str | Function, models: Models,
     notes = list(notes)
     counts = est.counts if est is not None else None
     dvfs = models.dvfs
-    timing = _timing(models, bound, counts, notes)
+    timing = launch_timing(models, bound, counts, notes)
     table, detail = None, None
     if dvfs is not None:
         share = None
@@ -194,9 +194,10 @@ def reference_clocks(models: Models) -> tuple[float, float]:
     return figures.default_clocks or (figures.memory_mhz, figures.max_core_mhz)
 
 
-def _timing(models: Models, bound: BoundLaunch | None, counts: BlockCounts | None, notes: list[str]
-            ) -> Timing | None:
-    """The launch's memory traffic, work and bottleneck estimate of its time, where it can be had."""
+def launch_timing(models: Models, bound: BoundLaunch | None, counts: BlockCounts | None, notes: list[str]
+                  ) -> Timing | None:
+    """The launch's memory traffic, work and bottleneck estimate of its time, where it can be had (what it
+    assumed and why it could not, appended to ``notes``)."""
     if counts is None or bound is None:
         notes.append("absolute time needs --launch: the work, and so the time, grows with the grid and the arguments")
         return None

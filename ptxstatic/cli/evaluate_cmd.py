@@ -47,8 +47,12 @@ def _saved_cv(models: tuple[str, ...], grouping: str) -> Path | None:
 @click.option("--model", "models", multiple=True, metavar="DIR",
               help="A model directory, or a directory of them (e.g. trained/gtxtitanx); repeatable. With --cv: "
                    "the directory whose cv/GROUPING.json gives saved rows for models not retrained.")
-@click.option("--data", required=True, metavar="DB|FOLDER",
+@click.option("--data", metavar="DB|FOLDER",
               help="Dataset file, or a folder in the gpuPTXModel layout (imported on the fly).")
+@click.option("--fullpipe", metavar="FOLDER",
+              help="Score the models through the whole pipeline instead: the applications of a full-pipeline "
+                   "folder (manifest.json; their PTX and launches, predict per kernel, kernels combined) "
+                   "against their measured surfaces (../realbenchmarks beside it).")
 @click.option("--gpu", metavar="NAME", help="GPU to evaluate on (default: the model's, or the dataset's only GPU).")
 @click.option("--cv", default=0, show_default=True, metavar="K",
               help="Cross-validate freshly trained models in K grouped folds of the data instead.")
@@ -62,22 +66,64 @@ def _saved_cv(models: tuple[str, ...], grouping: str) -> Path | None:
 @click.option("--record", is_flag=True,
               help="Write each model's scores on the data into its card (evaluation.validation); not with --cv.")
 @options.output_format("text", "json", "markdown")
-def evaluate(models: tuple[str, ...], data: str, gpu: str | None, cv: int, cv_models: str, grouping: str,
-             seed: int, jobs: int, record: bool, fmt: str) -> None:
+def evaluate(models: tuple[str, ...], data: str | None, fullpipe: str | None, gpu: str | None, cv: int,
+             cv_models: str, grouping: str, seed: int, jobs: int, record: bool, fmt: str) -> None:
     """Time, power and energy errors of the scaling factors over the clock configurations (MAPE, share of
     time within 10 %), the energy of the predicted minimum-energy configuration against F_max and against
     the true minimum, the coverage of the intervals, and per-sample errors; the training set's mean
-    surface is always a row."""
-    from ptxstatic.dataset.dataset import default_gpu, load_dataset, open_data
+    surface is always a row (with --data). With --fullpipe: the same figures for each application through the
+    whole pipeline, kernels combined by launches x predicted time."""
     from ptxstatic.errors import PtxstaticError
     from ptxstatic.report.dvfs_evaluation import evaluation_markdown, evaluation_text
     from ptxstatic.report.json_doc import json_document
-    from ptxstatic.report.progress import Progress
 
     if not models and cv <= 1:
         raise PtxstaticError("give --model (score trained models on the data) or --cv K (cross-validate)")
     if record and cv > 1:
         raise PtxstaticError("--record writes scores on held-out data into model cards: not with --cv")
+    if (data is None) == (fullpipe is None):
+        raise PtxstaticError("give one of --data (a dataset) and --fullpipe (a full-pipeline folder)")
+    if fullpipe is not None:
+        if cv > 1 or record:
+            raise PtxstaticError("--fullpipe scores trained models: not with --cv or --record")
+        results = _fullpipe(models, Path(fullpipe))
+    else:
+        results = _on_data(models, data, gpu, cv, cv_models, grouping, seed, jobs, record)  # type: ignore[arg-type]
+    if fmt == "json":
+        click.echo(json_document("evaluate", [], [], evaluation=results))
+    elif fmt == "markdown":
+        click.echo(evaluation_markdown(results))
+    else:
+        click.echo(evaluation_text(results))
+
+
+def _loaded(models: tuple[str, ...]) -> list:
+    from ptxstatic.errors import PtxstaticError
+    from ptxstatic.models.inference.loading import load_model
+
+    loaded = [load_model(p) for p in _model_dirs(models)]
+    if not loaded:
+        raise PtxstaticError("no models found")
+    gpus = {str(m.card.get("gpu")) for m in loaded}
+    if len(gpus) > 1:
+        raise PtxstaticError(f"the models are for different GPUs: {', '.join(sorted(gpus))}")
+    return loaded
+
+
+def _fullpipe(models: tuple[str, ...], folder: Path) -> dict:
+    from ptxstatic.pipeline_evaluation import fullpipe_results
+    from ptxstatic.report.progress import Progress
+
+    loaded = [m for m in _loaded(models) if m.kind != "bottleneck"]
+    with Progress() as bar:
+        return fullpipe_results(folder, loaded, bar.step)
+
+
+def _on_data(models: tuple[str, ...], data: str, gpu: str | None, cv: int, cv_models: str, grouping: str,
+             seed: int, jobs: int, record: bool) -> dict:
+    from ptxstatic.dataset.dataset import default_gpu, load_dataset, open_data
+    from ptxstatic.report.progress import Progress
+
     with Progress() as bar:
         store = open_data(data, bar.importing)
         if cv > 1:
@@ -89,22 +135,11 @@ def evaluate(models: tuple[str, ...], data: str, gpu: str | None, cv: int, cv_mo
                                                _saved_cv(models, grouping))
         else:
             from ptxstatic.models.evaluation.scoring import record_in_cards, shipped_results
-            from ptxstatic.models.inference.loading import load_model
 
-            loaded = [load_model(p) for p in _model_dirs(models)]
-            if not loaded:
-                raise PtxstaticError("no models found")
-            gpus = {str(m.card.get("gpu")) for m in loaded}
-            if len(gpus) > 1:
-                raise PtxstaticError(f"the models are for different GPUs: {', '.join(sorted(gpus))}")
-            dataset = load_dataset(store, default_gpu(store, gpu or gpus.pop()))
+            loaded = _loaded(models)
+            dataset = load_dataset(store, default_gpu(store, gpu or str(loaded[0].card.get("gpu"))))
             results = shipped_results(dataset, loaded, bar.step)
             if record:
                 for card in record_in_cards(results, loaded, dataset):
                     bar.say(f"recorded in {card}")
-    if fmt == "json":
-        click.echo(json_document("evaluate", [], [], evaluation=results))
-    elif fmt == "markdown":
-        click.echo(evaluation_markdown(results))
-    else:
-        click.echo(evaluation_text(results))
+    return results

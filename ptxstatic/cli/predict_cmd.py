@@ -1,5 +1,5 @@
 """``ptxstatic predict``: time, power and energy scaling of each kernel over a GPU's clock configurations with
-intervals, the minimum-energy configuration with its expected saving, the Pareto set, and a roofline
+intervals, the minimum-energy configuration with its expected saving, the Pareto set, and the bottleneck
 estimate of absolute time given a launch (numpy inference of shipped models; no torch)."""
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ def predict(file: str, gpu: str | None, model_path: str | None, kernel: str | No
     DVFS model), with intervals and an out-of-distribution report, and which clocks use least energy.
 
     With a launch (--launch GRID/BLOCK, or --grid/--block) the executed sequence is estimated from static
-    block counts (loops repeated), and absolute time is estimated from the work (a roofline over the GPU's
-    published figures); without one, the kernel's program order is used, loop bodies weighted by depth.
+    block counts (loops repeated), and absolute time is estimated from the launch's memory traffic and work (the
+    bottleneck model over the GPU's published figures); without one, the kernel's program order is used, loop bodies weighted by depth.
     """
     from ptxstatic.cli.inputs import load
     from ptxstatic.decisions.clock_choice import parse_fraction

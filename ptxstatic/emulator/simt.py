@@ -259,8 +259,6 @@ class _Emulator:
                     continue
                 blk = blocks[pc]
                 step = None
-                tcount[pc] += n
-                wcount[pc] += 1
                 self.device.steps += len(blk.opcodes)
                 if self.device.steps >= self.slice_end:
                     if self.device.steps > self.max_steps:
@@ -271,6 +269,8 @@ class _Emulator:
                     if self.progress is not None:
                         self.progress(warp.index, self.device.steps)
                     yield None  # let the other warps run: one of them may be what this one waits for
+                tcount[pc] += n  # counted as it runs: a run that stops here has not entered the block
+                wcount[pc] += 1
                 for step in blk.steps:
                     kind, guard, negated, payload, _ = step
                     em = m

@@ -1,6 +1,6 @@
 """Published figures of each GPU board, with their sources: SM count and architecture (its occupancy
 :class:`~ptxstatic.hardware.occupancy.GpuSpec`), memory bus and clocks, core clocks and caches: what a
-roofline estimate and the memory-traffic model need."""
+absolute time estimate and the memory-traffic model need."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ GIB = 1024 * MIB
 
 @dataclass(frozen=True)
 class GpuFigures:
-    """Published figures of one GPU board: what a roofline estimate and the memory-traffic model need.
+    """Published figures of one GPU board: what a absolute time estimate and the memory-traffic model need.
 
     Caches: ``l1_bytes_per_sm`` is the on-chip data memory of one SM that the L1 cache and shared memory share
     (one array split by the shared-memory carve-out from Volta on; on Maxwell the dedicated shared memory plus
@@ -46,6 +46,8 @@ class GpuFigures:
     l2_bytes_per_clock: int | None = None  # L2 read bandwidth, bytes per core clock, chip-wide; None: no source
     line_bytes: int = 128
     sector_bytes: int = 32
+    l1_caches_global_loads: bool = True
+    l1_cache_bytes_per_sm: int | None = None
 
     @property
     def gpu(self) -> GpuSpec:
@@ -76,8 +78,8 @@ class GpuFigures:
     def rates(self) -> IssueRates:
         """The architecture's issue rates; an error where there are none (see :attr:`has_rates`)."""
         if not self.has_rates:
-            raise PtxstaticError(f"no published issue rates for {self.arch} (GPU {self.name!r}): no roofline "
-                                 f"estimate (architectures with rates: {', '.join(ISSUE_RATES)})")
+            raise PtxstaticError(f"no published issue rates for {self.arch} (GPU {self.name!r}): no absolute "
+                                 f"time estimate (architectures with rates: {', '.join(ISSUE_RATES)})")
         return ISSUE_RATES[self.arch]
 
     def to_dict(self) -> dict:
@@ -87,7 +89,8 @@ class GpuFigures:
                 "max_core_mhz": self.max_core_mhz, "memory_bytes": self.memory_bytes, "l2_bytes": self.l2_bytes,
                 "l1_bytes_per_sm": self.l1_bytes_per_sm, "line_bytes": self.line_bytes,
                 "sector_bytes": self.sector_bytes, "l2_bytes_per_clock": self.l2_bytes_per_clock,
-                "sources": list(self.sources)}
+                "l1_caches_global_loads": self.l1_caches_global_loads,
+                "l1_cache_bytes_per_sm": self.l1_cache_bytes_per_sm, "sources": list(self.sources)}
 
 
 #: the CUDA C++ Programming Guide's L1/shared-memory sizes, "Compute Capabilities", per architecture
@@ -115,8 +118,11 @@ GPU_FIGURES: dict[str, GpuFigures] = {g.name: g for g in (
             _GUIDE_L1["sm_52"],
             "the measured clock table (nvidia-smi): memory 3505 MHz = 7010 MT/s, core up to 1164 MHz",
             "the measured clock table's default application clocks: memory 3505 MHz, core 975 MHz",
+            "CUDA C++ Programming Guide, Compute Capabilities, 5.x Global Memory: global memory accesses are always "
+            "cached in L2; on compute capability 5.2 data that is not read-only for the kernel's lifetime is by "
+            "default not cached in the unified L1/texture cache (opt in with -Xptxas -dlcm=ca)",
         ),
-        default_clocks=(3505, 975),
+        default_clocks=(3505, 975), l1_caches_global_loads=False, l1_cache_bytes_per_sm=24 * KIB,
     ),
     GpuFigures(
         "a100", "NVIDIA A100 SXM4 40 GB (HBM2)", "a100", memory_bus_bits=5120, transfers_per_memory_clock=2,

@@ -180,12 +180,20 @@ def _decision(d: dict) -> str:
             f"energy at F_max, {slowdown:.1f} % slower (time × {best['time_scaling']:.3f})")
 
 
+_RESOURCE = {"core": "Core", "dram": "DRAM", "l2": "L2", "l1": "L1"}
+
+
 def _bound(d: dict) -> str:
     q = d.get("quantities") or {}
     a = d.get("absolute")
     if a:
-        return (f"{a['bound'].capitalize()}-bound at F_max by the roofline estimate: {a['time_ms']:.4g} ms "
-                f"(issue {a['issue_ms']:.3g} ms, memory {a['memory_ms']:.3g} ms)")
+        resources = ", ".join(f"{_RESOURCE[k]} {v:.3g} ms" for k, v in a["resources_ms"].items())
+        t = a.get("traffic") or {}
+        dram = sum(t[k]["value"] for k in ("dram_read_bytes", "dram_write_bytes") if k in t)
+        moved = f"; DRAM {dram / 1e6:.4g} MB" if t else ""
+        return (f"{_RESOURCE[a['bound']]}-bound at F_max by the bottleneck "
+                f"estimate: {a['time_ms']:.4g} ms ({resources}; memory-bound share {a['memory_share']:.2f}"
+                f"{moved})")
     if "time_memory" not in q:
         return ""
     share = q["time_memory"]

@@ -1,5 +1,6 @@
-"""The DVFS prediction the energy rules (PS5xx) read: the default model of the target GPU on a kernel's
-loop-weighted program order (no launch needed), computed once per kernel and slowdown limit.
+"""What the energy rules (PS5xx) read: the DVFS prediction of the default model of the target GPU on a
+kernel's loop-weighted program order (no launch needed), computed once per kernel and slowdown limit; and,
+with a launch in the configuration, the bottleneck estimate of its time from its traffic (once per kernel).
 
 The target is the configured ``gpu`` (by its occupancy-table or model name), else the GPU whose models
 ptxstatic ships (:data:`ptxstatic.predict.DEFAULT_GPU`). A GPU without a DVFS model gives no prediction.
@@ -11,25 +12,31 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from ptxstatic.errors import PtxstaticError
+from ptxstatic.launch import Launch
+from ptxstatic.ptx.launch_binding import bind, bind_present
 from ptxstatic.rules.context import RuleContext
 from ptxstatic.rules.target import is_debug
 
 if TYPE_CHECKING:  # the prediction pipeline is imported when an energy rule runs
-    from ptxstatic.predict import Models
+    from ptxstatic.predict import Models, Timing
 
 #: the GPU whose models are shipped (:data:`ptxstatic.predict.DEFAULT_GPU`, kept equal by a test)
 DEFAULT_GPU = "gtxtitanx"
 
 
 @lru_cache(maxsize=8)
-def _models(gpu: str) -> Models | None:
+def _loaded(gpu: str) -> Models | None:
     from ptxstatic.predict import load_models
 
     try:
-        models = load_models(gpu)
+        return load_models(gpu)
     except PtxstaticError:
         return None
-    return models if models.dvfs is not None else None
+
+
+def _models(gpu: str) -> Models | None:
+    models = _loaded(gpu)
+    return models if models is not None and models.dvfs is not None else None
 
 
 def energy_gpu(ctx: RuleContext) -> str:
@@ -53,6 +60,32 @@ def prediction(ctx: RuleContext, max_slowdown: float | None) -> dict | None:
 
     return ctx.mc.memo(f"PS5.{fn.name}.{max_slowdown}",
                        lambda: predict_kernel(ctx.module, fn, models, None, max_slowdown=max_slowdown))
+
+
+def launch_timing(ctx: RuleContext) -> Timing | None:
+    """The bottleneck estimate of the current kernel at the configured launch (arguments by C++ name, index or
+    PTX name; those it does not give made up by the traffic model, saying so), from its traffic and static
+    block counts, at the clocks ``predict`` gives absolute time at; None without a launch, for a device
+    function or a debug build, on a GPU without published figures, or where the launch does not fit the
+    kernel."""
+    fn, launch = ctx.function, ctx.config.launch
+    models = _loaded(energy_gpu(ctx))
+    if launch is None or not fn.is_kernel or is_debug(ctx.module) or models is None:
+        return None
+
+    def compute() -> Timing | None:
+        from ptxstatic.predict import executed_estimate
+        from ptxstatic.predict import launch_timing as timing
+
+        try:
+            given = bind_present(ctx.module, fn, launch.args)[0]
+            bound = bind(ctx.module, fn, Launch(launch.grid, launch.block, launch.shared_bytes, given))
+        except PtxstaticError:
+            return None
+        est = executed_estimate(fn, bound)[2]
+        return timing(models, bound, est.counts if est is not None else None, [])
+
+    return ctx.mc.memo(f"PS502.{fn.name}", compute)
 
 
 def model_words(pred: dict) -> str:

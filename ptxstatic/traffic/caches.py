@@ -66,7 +66,7 @@ class L1Result:
 def simulate_l1(requests: Iterable[Request], capacity: int, line: int = 128, bypass: frozenset = frozenset()
                 ) -> L1Result:
     """Run the sampled CTAs' requests through one LRU L1 each (module docstring); ``bypass``: the (function,
-    index) of loads that do not use L1."""
+    index) of loads that do not use L1 for global memory."""
     lines_held = max(1, capacity // line)
     caches: dict[int, OrderedDict[int, set[int]]] = defaultdict(OrderedDict)
     sectors: dict[tuple[str, int], int] = defaultdict(int)
@@ -78,7 +78,7 @@ def simulate_l1(requests: Iterable[Request], capacity: int, line: int = 128, byp
             continue
         key = (r.function, r.index)
         touched = sectors_of(r.addresses, r.width)
-        cached = (r.kind == "load" and key not in bypass) or (r.space == "local" and r.kind == "store")
+        cached = (r.kind == "load" and key not in bypass) or r.space == "local"  # local memory is always cached
         if not cached:
             to_l2.append(touched)
             continue
@@ -174,9 +174,52 @@ class BufferSample:
         return sum(1 for m in self.written_bytes.values() if m != full) / len(self.written_bytes)
 
 
-def fits(working_set: float, l2_bytes: float, usable: float) -> float:
+class ReuseDistances:
+    """Per (CTA, warp), the stream of sectors it sends to L2 in order; per buffer, for each sector read again by
+    the warp that read it before, the distance: how many sectors the warp sent to L2 in between. With every
+    resident warp of the GPU sending alike, the L2 sees that many times the resident warps in between, and
+    holds the sector only while that fits (:func:`fits`): a warp walking its own rows, each lane its own,
+    reads each sector again a loop iteration later, after the whole GPU's iteration. An assumption: the
+    resident warps progress alike and each sends L2 as much as the sampled one."""
+
+    def __init__(self) -> None:
+        self._streams: dict[tuple[int, int], list[tuple[np.ndarray, str | None]]] = defaultdict(list)
+
+    def add(self, cta: int, warp: int, sectors: np.ndarray, read_of: str | None) -> None:
+        """``sectors`` sent to L2 by one request; ``read_of``: the buffer a load reads, None for a write."""
+        if len(sectors):
+            self._streams[(cta, warp)].append((sectors, read_of))
+
+    def by_buffer(self) -> dict[str, np.ndarray]:
+        """The distances of the repeated reads, per buffer, of sectors that no other sampled warp reads (what
+        warps share, such as a vector every warp reads, other warps keep touching, so L2 keeps it)."""
+        names = sorted({n for stream in self._streams.values() for _, n in stream if n is not None})
+        code = {n: i for i, n in enumerate(names)}
+        streams = [(np.concatenate([s for s, _ in stream]).astype(np.int64),
+                    np.repeat([code.get(n, -1) for _, n in stream], [len(s) for s, _ in stream]))
+                   for stream in self._streams.values()]
+        distinct, readers = np.unique(np.concatenate([np.unique(s) for s, _ in streams] or [np.empty(0, np.int64)]),
+                                      return_counts=True)
+        shared = distinct[readers > 1]
+        out: dict[str, list[np.ndarray]] = defaultdict(list)
+        for sectors, of in streams:
+            order = np.argsort(sectors, kind="stable")
+            repeat = np.flatnonzero(sectors[order][1:] == sectors[order][:-1])
+            later, earlier = order[repeat + 1], order[repeat]
+            private = ~np.isin(sectors[later], shared)
+            for i, name in enumerate(names):
+                mine = private & (of[later] == i)
+                if mine.any():
+                    out[name].append((later - earlier)[mine])
+        return {n: np.concatenate(v).astype(np.float64) for n, v in out.items()}
+
+
+def fits(working_set: float | np.ndarray, l2_bytes: float, usable: float) -> float | np.ndarray:
     """The share of data touched again one working set later that L2 still holds: all of it while the working
     set fits in the usable part of L2, none once it is twice that (an LRU cache swept cyclically), linear
-    between."""
+    between; element by element for an array of working sets."""
     room = usable * l2_bytes
-    return min(1.0, max(0.0, 2.0 - working_set / room)) if room > 0 else 0.0
+    if room <= 0:
+        return np.zeros_like(working_set) if isinstance(working_set, np.ndarray) else 0.0
+    kept = np.clip(2.0 - np.asarray(working_set, dtype=np.float64) / room, 0.0, 1.0)
+    return kept if isinstance(working_set, np.ndarray) else float(kept)

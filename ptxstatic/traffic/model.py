@@ -34,6 +34,7 @@ from ptxstatic.traffic.caches import (
     SECTOR,
     UNPAIRED_RANDOM,
     BufferSample,
+    ReuseDistances,
     Shape,
     fits,
     simulate_l1,
@@ -164,8 +165,10 @@ def resident_ctas(bound: BoundLaunch, figures: GpuFigures) -> int:
 
 def l1_capacity(bound: BoundLaunch, figures: GpuFigures) -> int:
     """Bytes of L1 one CTA has to itself: the SM's unified L1/shared memory less the shared memory of the CTAs
-    resident with it, shared among them."""
+    resident with it (or the L1 cache alone where shared memory is separate), shared among them."""
     per_sm = resident_ctas(bound, figures)
+    if figures.l1_cache_bytes_per_sm is not None:
+        return max(MIN_L1_BYTES, figures.l1_cache_bytes_per_sm // per_sm)
     return max(MIN_L1_BYTES, (figures.l1_bytes_per_sm - per_sm * shared_per_cta(bound)) // per_sm)
 
 
@@ -178,12 +181,19 @@ def _shared_bytes(bound: BoundLaunch) -> list[int]:
     return [decl_size(d, n) for d in decls for n in d.names]
 
 
-def _bypass(bound: BoundLaunch) -> frozenset[tuple[str, int]]:
+def _bypass(bound: BoundLaunch, figures: GpuFigures) -> frozenset[tuple[str, int]]:
+    """The loads that do not allocate in L1: by their modifiers, and on a GPU whose L1 does not cache global
+    loads every global load but a read-only one (``ld.global.nc``)."""
     out = set()
     for fn in bound.module.functions:
         for i, ins in enumerate(fn.instructions if fn.body is not None else ()):
             info = ins.info
-            if info.is_load and (L1_BYPASS & set(info.cache + info.other) or info.scope in ("gpu", "sys")):
+            if not info.is_load:
+                continue
+            modifiers = set(info.cache + info.other)
+            if (L1_BYPASS & modifiers or info.scope in ("gpu", "sys")
+                    or (not figures.l1_caches_global_loads and info.space in ("global", "generic")
+                        and "nc" not in modifiers)):
                 out.add((fn.name, i))
     return frozenset(out)
 
@@ -216,7 +226,7 @@ def _launch_traffic(bound: BoundLaunch, counts: dict[str, dict[int, float]], fig
         launch = Launch(bound.launch.grid, bound.launch.block, bound.launch.shared_bytes, args)
         sample = sample_launch(bound.module, bound.kernel, launch)
     instructions = instruction_traffic(bound.module, counts, sample)
-    l1 = simulate_l1(sample.requests, l1_capacity(bound, figures), figures.line_bytes, _bypass(bound))
+    l1 = simulate_l1(sample.requests, l1_capacity(bound, figures), figures.line_bytes, _bypass(bound, figures))
     hit = {(i.function, i.index): l1.hit_rate((i.function, i.index)) for i in instructions
            if (i.kind == "load" or i.space == "local") and i.method == "emulated"}
     assumptions = [a for a in dict.fromkeys(i.assumption for i in instructions) if a]
@@ -270,11 +280,16 @@ def _buffers(bound: BoundLaunch, sample: LaunchSample, to_l2: list, instructions
     ranges = {**sizes, **dict.fromkeys(made_up, MADE_UP_BUFFER_BYTES)}  # where each buffer's bytes are
     seen: dict[str, BufferSample] = defaultdict(BufferSample)
     share: dict[tuple[str, int], dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    streams = ReuseDistances()
+    sent_reads: dict[str, int] = defaultdict(int)  # the sample's L2 read sectors per buffer
     for r, sent in zip(sample.requests, to_l2, strict=True):
         if r.space != "global" or sent is None:
             continue
         name = sample.buffer_of(int(r.addresses[0]), ranges) or UNATTRIBUTED
         share[(r.function, r.index)][name] += len(sectors_of(r.addresses, r.width))
+        streams.add(r.cta, r.warp, sent, name if r.kind == "load" else None)
+        if r.kind == "load":
+            sent_reads[name] += len(sent)
         if r.kind == "load":
             seen[name].add_read(r.cta, sectors_of(r.addresses, r.width))
         elif r.kind == "store":
@@ -304,10 +319,17 @@ def _buffers(bound: BoundLaunch, sample: LaunchSample, to_l2: list, instructions
                         _waves(writes.get(name, ZERO), b.write_shape(row), ctas, row, wave, cap), b)
     working_set = SECTOR * sum(r.working_set + w.working_set for r, w, _ in shapes.values())
     kept = [fits(working_set, figures.l2_bytes, u) for u in L2_USABLE]  # lowest, point, highest usable share
+    warps = wave * math.ceil(bound.launch.threads_per_block / 32)
+    distances = streams.by_buffer()
     out = []
     for name, (r, w, b) in shapes.items():
         pair = 1.0 + b.unpaired if b.unpaired >= UNPAIRED_RANDOM else 1.0
         read = r.dram(kept).scaled(SECTOR * pair)
+        if name in distances:  # sectors a warp reads again after L2 let them go
+            apart = distances[name] * SECTOR * warps
+            lost = [float((1.0 - fits(apart, figures.l2_bytes, u)).sum()) / sent_reads[name] for u in L2_USABLE]
+            again = l2_reads.get(name, ZERO).scaled(SECTOR * pair)
+            read = read + Estimate(again.value * lost[1], again.low * lost[2], again.high * lost[0])
         written = w.dram(kept).scaled(SECTOR)
         if b.partial_writes >= PARTIAL_SCATTERED:  # partly written sectors are read before written back
             read = read + written.scaled(b.partial_writes)

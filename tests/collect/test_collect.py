@@ -274,7 +274,7 @@ def test_collected_dataset_trains_evaluates_and_predicts(suite, tmp_path, monkey
     assert ev.returncode == 0, ev.stderr
     assert set(json.loads(ev.stdout)["evaluation"]["absolute"]) == {"forest_time", "forest_power"}
 
-    # predict estimates absolute time from the launch itself (roofline): it does not use uncalibrated forests
+    # predict estimates absolute time from the launch itself (bottleneck model): it does not use uncalibrated forests
     p = subprocess.run([sys.executable, "-m", "ptxstatic", "predict", str(suite / "k.ptx"), "--model",
                         str(tmp_path / "models" / "forest_time"), "-k", "chain"], capture_output=True, text=True)
     assert p.returncode == 2 and "a forest model; predict uses DVFS models" in p.stderr

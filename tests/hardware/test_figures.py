@@ -149,8 +149,8 @@ def test_new_occupancy_specs() -> None:
     assert occupancy(GPUS["l40s"], 512, 32, 0, 3 * 142).waves == 1.0
 
 
-def test_a_board_without_issue_rates_has_no_roofline() -> None:
-    """sm_89 has no issue rates in ISSUE_RATES: its boards' cache figures are there, a roofline is not, and
+def test_a_board_without_issue_rates_has_no_absolute_time() -> None:
+    """sm_89 has no issue rates in ISSUE_RATES: its boards' cache figures are there, an absolute time estimate is not, and
     predict says which GPUs it can estimate instead of an empty prediction."""
     for name in ("l40s", "rtx4090"):
         g = gpu_figures(name)

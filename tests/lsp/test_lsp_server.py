@@ -233,8 +233,9 @@ async def test_hover_predicts_the_configured_launch(client: LanguageClient, tmp_
     (d,) = predict_module(parse_file(LSP_DATA / "kernels.ptx"), load_models(), launch, kernel="stream_add")
     shown = (await hover(client, uri, line_of(text, ".entry stream_add("))).contents.value
     absolute = d["absolute"]
-    assert f"{absolute['bound'].capitalize()}-bound at F_max by the roofline estimate: {absolute['time_ms']:.4g} ms" \
-        in shown
+    bound = {"core": "Core", "dram": "DRAM", "l2": "L2", "l1": "L1"}[absolute["bound"]]
+    assert f"{bound}-bound at F_max by the bottleneck estimate: {absolute['time_ms']:.4g} ms" in shown
+    assert f"memory-bound share {absolute['memory_share']:.2f}" in shown
     assert "from static block counts of the configured launch" in shown
     # polynomial has no parameter 3: it is shown without the launch, saying why
     shown = (await hover(client, uri, line_of(text, ".entry polynomial("))).contents.value

@@ -65,15 +65,39 @@ def test_roofline_classification_by_hand():
     triad = by_kernel["stream_triad"]
     expected = (192 / (384 / 8 * 2 * 3505 / (24 * 1164))) / (459 / 128)
     assert triad["memory_to_issue"] == pytest.approx(expected, abs=1e-3) and triad["class"] == "memory-bound"
+    assert triad["memory_share"] == pytest.approx(expected / (1 + expected), abs=1e-3)
     assert by_kernel["fma_chain"]["class"] == "compute-bound" and by_kernel["fma_chain"]["memory_to_issue"] < 0.1
     assert "balanced_poly" not in by_kernel  # 48 multiply-adds per 8 bytes: between the two thresholds
     assert triad["gpu"] == "gtxtitanx" and triad["model"] == "roofline"
     # the thresholds are the configuration's
-    stricter = Config(select=ON, rules={"PS502": {"memory-bound": 5.0}})
+    stricter = Config(select=ON, rules={"PS502": {"memory-bound": 0.9}})
     assert {f.kernel for f in lint(STEM, "PS502", config=stricter)} == {"fma_chain"}
     # another GPU's published figures: the H100's bandwidth per SM cycle is lower relative to its issue rate
     h100 = Config(gpu="h100", select=ON)
     assert {f.kernel for f in lint(STEM, "PS502", config=h100)} == {"stream_triad", "fma_chain"}
+
+
+def test_with_a_launch_the_class_is_the_launch_traffics():
+    """With a launch in the configuration PS502 reads the bottleneck estimate predict gives for it (the
+    launch's traffic): a coalesced copy of 16 MiB is DRAM-bound on the GTX Titan X and on the H200, with the
+    same share predict reports; the arithmetic kernel stays compute-bound."""
+    from ptxstatic.launch import Buffer, Launch
+
+    n = 1 << 22
+    launch = Launch((n // 256, 1, 1), (256, 1, 1), 0, {"a": Buffer("f32", n), "b": Buffer("f32", n),
+                                                        "c": Buffer("f32", n, output=True), "s": 2.0, "n": n,
+                                                        "rounds": 64, "in": Buffer("f32", n),
+                                                        "out": Buffer("f32", n, output=True)})
+    for gpu in ("gtxtitanx", "h200"):
+        by_kernel = {f.kernel: f for f in lint(STEM, "PS502", config=Config(select=ON, gpu=gpu, launch=launch))}
+        triad = by_kernel["stream_triad"]
+        assert triad.properties["model"] == "bottleneck" and triad.properties["bound"] == "dram", gpu
+        assert "the configured launch takes" in triad.message and "bound by DRAM" in triad.message
+        own = Launch(launch.grid, launch.block, 0, {k: launch.args[k] for k in ("a", "b", "c", "s", "n")})
+        predicted = predict_kernel(parse_file(ptx(STEM)), "stream_triad", load_models(gpu), own)["absolute"]
+        assert triad.properties["memory_share"] == pytest.approx(predicted["memory_share"], abs=1e-3)
+        assert triad.properties["time_ms"] == pytest.approx(predicted["time_ms"], rel=1e-6)
+        assert by_kernel["fma_chain"].properties["class"] == "compute-bound", gpu
 
 
 def test_no_clock_prediction_for_a_gpu_without_a_model():

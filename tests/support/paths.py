@@ -15,6 +15,9 @@ CUDA_SOURCES = DATA / "cuda"
 FRONTEND_DATA = DATA / "frontend"
 # The GTX Titan X measurements (not part of the repository): $PTXSTATIC_TITANX_DATA, else ../shared/data beside it.
 TITANX_DATA = Path(os.environ.get("PTXSTATIC_TITANX_DATA") or ROOT.parent / "shared" / "data" / "gpuptxmodel-gtxtitanx")
+# ... and its validation applications: $PTXSTATIC_TITANX_APPS, else beside it
+TITANX_APPS = Path(os.environ.get("PTXSTATIC_TITANX_APPS")
+                   or TITANX_DATA.parent / "gpuptxmodel-gtxtitanx-apps-validation")
 
 needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on the PATH")
 needs_ptxas = pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas is not on the PATH")

@@ -25,9 +25,9 @@ def module():
     return parse_file(PTX)
 
 
-def traffic(module, kernel: str, grid: int, block: int, args: dict):
+def traffic(module, kernel: str, grid: int, block: int, args: dict, gpu=H200):
     bound = bind(module, kernel, Launch((grid, 1, 1), (block, 1, 1), 0, args))
-    return launch_traffic(bound, estimate_counts(bound).counts.counts, H200)
+    return launch_traffic(bound, estimate_counts(bound).counts.counts, gpu)
 
 
 def loads(t):
@@ -73,9 +73,7 @@ def test_a_broadcast_is_one_sector_a_request_and_read_once_from_dram(module):
                                                       "out": Buffer("f32", n, output=True), "n": n, "len": length})
     reached = [i for i in loads(t) if i.requests]  # the loop unrolled four times
     assert {i.cost for i in reached} == {1.0}
-    # the sample scales its requests per thread entry of the loop; cut short inside the loop's last entry, it
-    # counts that entry without all of its loads
-    assert sum(i.requests for i in reached) == pytest.approx(n / 32 * length, rel=0.01)
+    assert sum(i.requests for i in reached) == pytest.approx(n / 32 * length)
     # each CTA asks for 8 warps x 256 sectors, of which its SM's L1 misses the vector's 32: once per CTA
     assert t.l2_read_sectors.value == pytest.approx(32 * n / 256)
     x = next(b for b in t.buffers if b.name == "broadcast_param_0")
@@ -105,3 +103,26 @@ def test_without_a_sample_the_figures_come_from_the_stride_and_say_so(module):
     assert (bcast.method, bcast.stride, bcast.cost) == ("stride", 0, 1.0)
     assert (walk.method, walk.stride, walk.cost, walk.cost_low) == ("stride", "uniform", 32.0, 4.0)
     assert "uniform but not a constant" in walk.assumption and "assumed" in walk.assumption
+
+
+def test_on_maxwell_plain_loads_skip_l1_and_a_sector_read_again_late_leaves_l2(module):
+    """Each lane sums its own row of 256 floats (the loop unrolled four times): 65,536 rows in CTAs of 128,
+    16 resident per SM of the GTX Titan X, 1,536 warps at a time. Its plain loads are cached in L2 only
+    there: every one of the 8 reads of a sector goes to L2 (the H200's L1 serves 7 of them). A warp reads a
+    sector again after its own 32 sectors of the previous load, the whole GPU after 1,536 x 32 x 32 bytes =
+    1.5 MiB: within the half of the 3 MiB L2 taken as usable (DRAM reads the footprint once), beyond the
+    lowest share, 35 %: there 2 - 1.5 / 1.05 = 57 % of the 7 reads again are still in L2, so the high end
+    of the DRAM interval is the footprint x (1 + 7 x 0.43)."""
+    rows, cols = 1 << 16, 256
+    args = {"a": Buffer("f32", rows * cols, "random"), "y": Buffer("f32", rows, output=True), "rows": rows,
+            "cols": cols}
+    footprint = rows * cols * 4
+    titanx = traffic(module, "row_sum_plain", rows // 128, 128, args, gpu_figures("gtxtitanx"))
+    assert all(titanx.l1_hit[(i.function, i.index)] == 0.0 for i in loads(titanx) if i.requests)
+    assert titanx.l2_read_sectors.value == pytest.approx(8 * footprint / 32, rel=0.01)
+    a = next(b for b in titanx.buffers if b.name.endswith("param_0"))
+    assert a.dram_read_bytes.value == pytest.approx(footprint, rel=0.01)
+    assert a.dram_read_bytes.low == pytest.approx(footprint, rel=0.01)
+    assert a.dram_read_bytes.high == pytest.approx(footprint * (1 + 7 * (1 - (2 - 1.5 / 1.05))), rel=0.02)
+    h200 = traffic(module, "row_sum_plain", rows // 128, 128, args)
+    assert h200.l2_read_sectors.value < 0.3 * titanx.l2_read_sectors.value

@@ -83,15 +83,15 @@ class TimeEstimate:
     @property
     def bound(self) -> str:
         """The resource that takes longest."""
-        return max(self.resources_ms, key=lambda k: self.resources_ms[k])
+        return max(RESOURCES, key=lambda k: self.resources_ms[k])
 
     @property
     def memory_share(self) -> float:
         """The share of the clock-dependent time that follows the memory clock (DRAM), against the part that
         follows the core clock (the core, L2, L1), at these clocks."""
-        core = max(self.resources_ms[k] for k in ("core", "l2", "l1"))
-        dram = self.resources_ms["dram"]
-        return dram / (dram + core) if dram + core > 0 else 0.0
+        r = self.resources_ms
+        core = max(r["core"], r["l2"], r["l1"])
+        return r["dram"] / (r["dram"] + core) if r["dram"] + core > 0 else 0.0
 
     def to_dict(self) -> dict:
         return {

@@ -41,3 +41,77 @@ extern "C" __global__ void stencil3(const float* __restrict__ in, float* __restr
     if (i >= 1 && i < n - 1)
         out[i] = in[i - 1] + in[i] + in[i + 1];
 }
+
+// A square matrix transposed without tiling: reads along rows, writes down columns.
+extern "C" __global__ void transpose_naive(const float* __restrict__ in, float* __restrict__ out, int width)
+{
+    int x = blockIdx.x * 32 + threadIdx.x, y = blockIdx.y * 32 + threadIdx.y;
+    for (int j = 0; j < 32; j += blockDim.y)
+        if (x < width && y + j < width)
+            out[x * width + y + j] = in[(y + j) * width + x];
+}
+
+// A copy that reads every stride-th element.
+extern "C" __global__ void strided_copy(const float* __restrict__ in, float* __restrict__ out, int n, int stride)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        out[i] = in[(long long)i * stride];
+}
+
+// A matrix-vector product, one row per thread (each lane walks its own row).
+extern "C" __global__ void matvec_rows(const float* __restrict__ a, const float* __restrict__ x, float* __restrict__ y,
+                                       int rows, int cols)
+{
+    int r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r >= rows)
+        return;
+    float s = 0.0f;
+    for (int c = 0; c < cols; ++c)
+        s += a[(long long)r * cols + c] * x[c];
+    y[r] = s;
+}
+
+// The same transpose through a tile in shared memory (padded against bank conflicts): both global accesses
+// run along rows.
+extern "C" __global__ void transpose_tiled(const float* __restrict__ in, float* __restrict__ out, int width)
+{
+    __shared__ float tile[32][33];
+    int x = blockIdx.x * 32 + threadIdx.x, y = blockIdx.y * 32 + threadIdx.y;
+    for (int j = 0; j < 32; j += blockDim.y)
+        if (x < width && y + j < width)
+            tile[threadIdx.y + j][threadIdx.x] = in[(y + j) * width + x];
+    __syncthreads();
+    x = blockIdx.y * 32 + threadIdx.x;
+    y = blockIdx.x * 32 + threadIdx.y;
+    for (int j = 0; j < 32; j += blockDim.y)
+        if (x < width && y + j < width)
+            out[(y + j) * width + x] = tile[threadIdx.x][threadIdx.y + j];
+}
+
+// A matrix-vector product over a column-major matrix, one row per thread: the lanes read consecutive
+// elements of each column.
+extern "C" __global__ void matvec_cols(const float* __restrict__ a, const float* __restrict__ x, float* __restrict__ y,
+                                       int rows, int cols)
+{
+    int r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r >= rows)
+        return;
+    float s = 0.0f;
+    for (int c = 0; c < cols; ++c)
+        s += a[(long long)c * rows + r] * x[c];
+    y[r] = s;
+}
+
+// Each lane sums its own row through plain (not read-only) loads: on the GTX Titan X they are cached in L2
+// only, and each sector is read again a loop iteration later.
+extern "C" __global__ void row_sum_plain(const float* a, float* y, int rows, int cols)
+{
+    int r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r >= rows)
+        return;
+    float s = 0.0f;
+    for (int c = 0; c < cols; ++c)
+        s += a[(long long)r * cols + c];
+    y[r] = s;
+}
