@@ -33,8 +33,9 @@ def predict(file: str, gpu: str | None, model_path: str | None, kernel: str | No
     DVFS model), with intervals and an out-of-distribution report, and which clocks use least energy.
 
     With a launch (--launch GRID/BLOCK, or --grid/--block) the executed sequence is estimated from static
-    block counts (loops repeated), and absolute time is estimated from the launch's memory traffic and work (the
-    bottleneck model over the GPU's published figures); without one, the kernel's program order is used, loop bodies weighted by depth.
+    block counts (loops repeated), and absolute time is estimated from the launch's memory traffic and work
+    (the bottleneck model over the GPU's published figures); without one, the kernel's program order is
+    used, loop bodies weighted by depth.
     """
     from ptxstatic.cli.inputs import load
     from ptxstatic.decisions.clock_choice import parse_fraction

@@ -1,4 +1,4 @@
 """Every call of an external tool, each in one place with a timeout and clear errors: nvcc (:mod:`.nvcc`),
-ptxas (:mod:`.ptxas`), the LLVM NVPTX back end through llvmlite (:mod:`.llvm`) and the C++ demangler
-(:mod:`.demangle`), all run by :mod:`.process`; the nvcc hook runs the build's own compiler command
+ptxas (:mod:`.ptxas`), the LLVM NVPTX back end through llvmlite (:mod:`.llvm`) and Nsight Compute
+(:mod:`.ncu`), all run by :mod:`.process`; the nvcc hook runs the build's own compiler command
 unchanged through :mod:`.passthrough`."""

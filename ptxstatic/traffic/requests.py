@@ -4,7 +4,7 @@ sectors (global and local) or wavefronts (shared) per request against the ideal,
 Where the sample of the launch (:mod:`ptxstatic.traffic.sample`) reached an instruction, its figures are
 measured on the sampled warps' own addresses and scaled to the launch by the block counts: requests = thread
 entries of its block x the sample's requests per thread entry there. Where it did not, they come from the
-address's stride along ``%tid.x`` (:class:`~ptxstatic.features.divergence.StrideAnalysis`): a constant
+address's stride along ``%tid.x`` (:class:`~ptxstatic.analysis.strides.StrideAnalysis`): a constant
 stride gives the figures of 32 lanes that far apart; a stride that is uniform but not a constant
 (``tid * cols * 4``) is uncoalesced for every value but the access width, which is assumed and said; an
 unknown one gives the whole range from coalesced to one sector per lane.

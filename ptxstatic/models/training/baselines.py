@@ -1,4 +1,4 @@
-"""Training the DVFS baselines (scikit-learn); inference is in :mod:`baseline_predictors` (numpy).
+"""Training the DVFS baselines (scikit-learn); inference is in :mod:`ptxstatic.models.inference.baselines` (numpy).
 
 Every DVFS model follows one interface: ``fit(X, y, clocks)`` with X a list of sequences and y the
 (samples, 3, configs) time/power/energy scaling factors; ``predict(X)`` -> the same shape; ``export()``

@@ -1,4 +1,4 @@
-"""Training the physical DVFS model (scikit-learn and scipy; inference is :mod:`physical_predictor`).
+"""Training the physical DVFS model (scikit-learn and scipy; inference is :mod:`ptxstatic.models.inference.physical`).
 
 ``PhysicalDvfs`` follows the DVFS model interface (``fit(X, y, clocks)``, ``predict(X)``, ``export()``):
 
