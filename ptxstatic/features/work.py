@@ -6,10 +6,12 @@ needs, :mod:`ptxstatic.models.inference.bottleneck`).
 * **Pipes**: each instruction class runs on a pipe at its published rate (results per clock per SM,
   :mod:`ptxstatic.hardware.issue_rates`); classes that share a pipe add up (:data:`PIPES`), pipes run in
   parallel.
-* **Latency**: an instruction waits for its closest producer in its basic block: that producer's latency
-  (:data:`LATENCY`, in clocks) less the instructions between them; one warp's path is the sum of these
-  waits (at least one clock each) over the instructions it executes. A scheduler with fewer warps than
-  that path's length per instruction cannot hide it.
+* **Latency**: an instruction starts at its issue slot or when its closest producer in its basic block
+  has its result (the producer's start plus its latency, :data:`LATENCY`), whichever is later: a block
+  takes its issue slots or its longest dependence chain, as the compiler schedules independent
+  instructions (loads first) around the chains, so loads of one block wait out one latency together, not
+  one each. One warp's path is the sum over the blocks it executes, the stalls told by what the chain
+  waits for. A scheduler with fewer warps than that path's length per instruction cannot hide it.
 * **Memory**: the launch's traffic (:mod:`ptxstatic.traffic`): L1 sectors and shared-memory wavefronts,
   L2 sectors, DRAM bytes.
 """
@@ -167,19 +169,14 @@ def launch_work(module: Module, counts: BlockCounts, figures: GpuFigures,
             if not c:
                 continue
             active = lanes.get((fname, b.id), full)
-            for k, ins in enumerate(b.instructions):
-                cost = instruction_cost(ins, invariant, latency)
+            costs = [instruction_cost(ins, invariant, latency) for ins in b.instructions]
+            for kind, clocks in _block_path(b.instructions, costs, [seq[b.start + k].dep_distance
+                                                                     for k in range(len(costs))]).items():
+                path[kind] += c * clocks
+            for ins, cost in zip(b.instructions, costs, strict=True):
                 instructions += c
                 warp_instructions += c * cost.count / active
                 pipes[PIPES[cost.cls]] += c * cost.count / getattr(rates, cost.cls)
-                d = seq[b.start + k].dep_distance
-                path["issue"] += c * cost.count
-                if 0 < d <= k:  # the producer is in this block: wait for it
-                    producer = b.instructions[k - d]
-                    wait = max(0.0, instruction_cost(producer, invariant, latency).latency - d)
-                    path[_latency_kind(producer)] += c * wait
-                if cost.cls == "control":  # the next instruction is fetched after the branch resolves
-                    path["control"] += c * (cost.latency - 1)
                 for space, nbytes in memory_traffic(ins):
                     if space == "unknown":
                         unknown += c
@@ -190,6 +187,39 @@ def launch_work(module: Module, counts: BlockCounts, figures: GpuFigures,
                       warp_instructions, warp_instructions / SCHEDULERS, dict(pipes),
                       {k: v / threads for k, v in path.items()},
                       _resident(launch.blocks, launch.threads_per_block, figures), offchip, unknown, traffic)
+
+
+def _block_path(instructions: list[Instruction], costs: list[Cost], distances: list[int]) -> dict[str, float]:
+    """One execution of a block by one warp, in clocks: issue slots (``issue``) and how much longer its
+    longest dependence chain takes (the compiler schedules a block's independent instructions, loads first,
+    around the chains), told by what the chain waits for; a branch's latency before the next block is
+    fetched (``control``)."""
+    out: dict[str, float] = defaultdict(float)
+    start: list[float] = []  # the clock each instruction starts at: its issue slot, or its producer's result
+    via: list[int] = []  # the producer it waited for, -1 for none
+    slot = 0.0
+    for k, cost in enumerate(costs):
+        d = distances[k]
+        p = k - d if 0 < d <= k else -1
+        ready = start[p] + costs[p].latency if p >= 0 else 0.0
+        start.append(max(slot, ready))
+        via.append(p if ready > slot else -1)
+        slot += cost.count
+        if cost.cls == "control":
+            out["control"] += cost.latency - 1
+    out["issue"] += slot
+    if costs:
+        last = max(range(len(costs)), key=lambda k: start[k] + costs[k].count)
+        delay = start[last] + costs[last].count - slot
+        chain: dict[str, float] = defaultdict(float)
+        k = last
+        while via[k] >= 0:
+            k = via[k]
+            chain[_latency_kind(instructions[k])] += costs[k].latency
+        total = sum(chain.values())
+        for kind, clocks in chain.items():
+            out[kind] += max(0.0, delay) * clocks / total
+    return out
 
 
 def _latency_kind(producer: Instruction) -> str:

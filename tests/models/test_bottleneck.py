@@ -71,12 +71,13 @@ def test_a_streaming_kernel_follows_the_memory_clock_and_an_arithmetic_one_the_c
 
 
 def test_a_launch_of_fewer_ctas_than_sms_leaves_sms_idle(module) -> None:
-    """One CTA or as many CTAs as the GPU has SMs take the same core time; twice as many take longer, but less
-    than twice: two CTAs on an SM hide each other's latency."""
+    """One CTA or as many CTAs as the GPU has SMs take the same core time; twice as many take longer, at most
+    twice: here twice, as the kernel's four independent chains of multiply-adds keep the schedulers busy with
+    one CTA an SM already."""
     args = {"1": 1.0001, "2": 0.5, "3": 2000}
     one, full, double = (estimate(module, "fma_loop", g, args).resources_ms["core"]
                          for g in (1, TITANX.sms, 2 * TITANX.sms))
-    assert full == pytest.approx(one, rel=1e-6) and one < double < 2 * one
+    assert full == pytest.approx(one, rel=1e-6) and double == pytest.approx(2 * one, rel=1e-6)
 
 
 def test_the_streaming_kernel_is_faster_on_h100_by_the_bandwidth_ratio(module) -> None:
