@@ -66,6 +66,8 @@ CXX_SOURCE_BYTES = 16 * 1024 * 1024
 MODEL_CARD_BYTES = 64 * 1024 * 1024
 #: bytes of one array a model directory may hold (its .npy header is read before the data)
 MODEL_ARRAY_BYTES = 256 * 1024 * 1024
+#: bytes of all the arrays of one model together, from the shapes its card lists (checked before decompressing)
+MODEL_TOTAL_BYTES = 512 * 1024 * 1024
 #: statement shapes the parser keeps in memory in one process
 SHAPE_CACHE_ENTRIES = 100_000
 #: statement shapes kept in the on-disk shape cache (the most recently added)
