@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
+import os
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -145,10 +146,10 @@ def find_config(start: str | Path) -> Path | None:
 def _find_from(directory: Path) -> Path | None:
     for d in (directory, *directory.parents):
         own = d / "ptxstatic.toml"
-        if own.is_file():
+        if os.path.isfile(own):  # False, not an error, in a directory that cannot be read
             return own
         project = d / "pyproject.toml"
-        if project.is_file() and _has_tool_table(project):
+        if os.path.isfile(project) and _has_tool_table(project):
             return project
     return None
 

@@ -43,6 +43,22 @@ class LazyGroup(click.Group):
         module, attr = target.split(":")
         return getattr(importlib.import_module(module), attr)
 
+    def invoke(self, ctx: click.Context) -> object:
+        """Run the command; an error that ends a ``--format json`` command is also its JSON document on
+        standard output (``errors`` listing it), so that a reader of the output learns why it is empty."""
+        try:
+            return super().invoke(ctx)
+        except PtxstaticError as exc:
+            from ptxstatic.cli.options import FORMAT_KEY
+
+            if ctx.meta.get(FORMAT_KEY) == "json" and ctx.invoked_subcommand:
+                from ptxstatic.report.json_doc import error_document
+
+                document = error_document(ctx.invoked_subcommand, exc)
+                if document is not None:
+                    click.echo(document)
+            raise
+
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="ptxstatic", prog_name="ptxstatic")
