@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import os
+import signal
 import sys
 
 import click
@@ -67,9 +70,16 @@ def cli() -> None:
 
 
 def main() -> None:
-    """Console-script entry point: user-facing errors become one message and exit status 2."""
+    """Console-script entry point: user-facing errors become one message and exit status 2; SIGTERM, SIGINT
+    and SIGHUP stop the tools it runs and remove their temporary files, then end the process by the same
+    signal."""
+    from ptxstatic.toolchain.process import Terminated, stop_on_signals
+
+    stop_on_signals()
     try:
         status = cli.main(standalone_mode=False)
+    except Terminated as exc:
+        _die_of(exc.signum)
     except PtxstaticError as exc:
         click.echo(exc.render(), err=True)
         sys.exit(2)
@@ -83,3 +93,13 @@ def main() -> None:
         sys.exit(exc.exit_code)
     if isinstance(status, int):  # ctx.exit(N) inside a command returns N in non-standalone mode
         sys.exit(status)
+
+
+def _die_of(signum: int) -> None:
+    """End the process by ``signum`` with its default action, as the parent expects of a signalled child."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+    sys.exit(128 + signum)  # where the default action does not end the process

@@ -148,8 +148,12 @@ class _Jobs:
         self._tick()
         if todo:
             with self._executor(len(todo)) as pool:
-                self._collect(pool, {pool.submit(_analyse, f, c, d, self.options.nvcc_flags, self.cache): f
-                                     for f, c, d in todo})
+                try:
+                    self._collect(pool, {pool.submit(_analyse, f, c, d, self.options.nvcc_flags, self.cache): f
+                                         for f, c, d in todo})
+                except BaseException:  # stopped by a signal, or a failure: start nothing more
+                    pool.shutdown(wait=False, cancel_futures=True)
+                    raise
 
     def _executor(self, tasks: int) -> Executor:
         if self.options.jobs > 1 and tasks > 1:

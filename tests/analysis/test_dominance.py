@@ -27,7 +27,7 @@ def test_dominates_equals_the_dominator_chain_on_the_corpus():
                 continue
             cfg = build_cfg(fn)
             blocks = range(len(cfg.blocks))
-            for a, b in itertools.product(blocks, blocks) if len(cfg.blocks) <= 60 else zip(blocks, blocks[1:]):
+            for a, b in itertools.product(blocks, blocks) if len(cfg.blocks) <= 60 else itertools.pairwise(blocks):
                 assert cfg.dominates(a, b) == _walked(cfg, a, b), (path.name, fn.name, a, b)
                 pairs += 1
     assert pairs > 5_000
