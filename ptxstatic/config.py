@@ -24,7 +24,7 @@ from ptxstatic.launch import Launch
 
 CONFIG_NAMES = ("ptxstatic.toml", "pyproject.toml")
 KEYS = ("gpu", "select", "ignore", "per-file-ignores", "rules", "nvcc-flags", "launch", "fail-on", "exclude",
-        "extend-exclude", "build-dir")
+        "extend-exclude", "build-dir", "report-system-headers")
 #: what ``ptxstatic check`` skips unless ``exclude`` says otherwise: version control, environments, build trees
 DEFAULT_EXCLUDE = (".git", ".hg", ".svn", ".venv", "venv", ".tox", "node_modules", "__pycache__", "build",
                    "_build", "dist", "CMakeFiles")
@@ -40,7 +40,9 @@ class Config:
     """The settings in force for a path; ``Config()`` is the default when no file is found.
 
     ``root`` is the directory of the configuration file: ``per-file-ignores`` patterns and fingerprints are
-    relative to it. ``rules`` maps a rule code to its options (thresholds, ``severity``) as written; the rule
+    relative to it, and headers outside it (and outside the compilation's include directories) are system
+    headers, whose findings are moved to the user's call site unless ``report_system_headers``. ``rules`` maps
+    a rule code to its options (thresholds, ``severity``) as written; the rule
     engine checks them against the rules' declared options.
     """
 
@@ -56,6 +58,7 @@ class Config:
     exclude: tuple[str, ...] = DEFAULT_EXCLUDE
     extend_exclude: tuple[str, ...] = ()
     build_dir: str | None = None
+    report_system_headers: bool = False
 
     @property
     def root(self) -> Path | None:
@@ -227,6 +230,10 @@ def _from_table(config: Config, table: dict[str, Any]) -> Config:
         values["per_file_ignores"] = _per_file_ignores(config, table["per-file-ignores"])
     if "rules" in table:
         values["rules"] = _rules(config, table["rules"])
+    if "report-system-headers" in table:
+        if not isinstance(table["report-system-headers"], bool):
+            raise config.error("report-system-headers must be true or false", "report-system-headers")
+        values["report_system_headers"] = table["report-system-headers"]
     if "fail-on" in table:
         try:
             values["fail_on"] = Severity.parse(_string(config, table, "fail-on"))

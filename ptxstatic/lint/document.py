@@ -236,12 +236,17 @@ def _lint(result: DocumentResult, module: Any, config: Config, ptx_path: str,
           source_root: str | None) -> None:
     from ptxstatic.ptx.kernels import demangle
     from ptxstatic.rules.engine import lint_module
+    from ptxstatic.toolchain.nvcc_command import include_dirs
 
     def failed(message: str) -> None:
         result.problems.append(Problem(result.path, message=f"internal error: {message}"))
 
+    user, system = include_dirs(result.compile.args, result.compile.directory) if result.compile else ([], [])
+    # the checked file's neighbours are the user's code (and so is an editor's text, compiled from a copy)
+    own = [os.path.dirname(os.path.abspath(p)) for p in (result.path, *result.aliases)]
     result.findings = lint_module(module, config, ptx_path=ptx_path, source_root=source_root, on_failure=failed,
-                                  on_note=lambda message: result.notes.append(f"{result.path}: {message}"))
+                                  on_note=lambda message: result.notes.append(f"{result.path}: {message}"),
+                                  include_dirs=[*own, *user], system_dirs=system)
     names = demangle(k.name for k in module.kernels)
     result.kernels = [Kernel(k.name, names.get(k.name, k.name)) for k in module.kernels]
 
