@@ -241,12 +241,13 @@ def _lint(result: DocumentResult, module: Any, config: Config, ptx_path: str,
     def failed(message: str) -> None:
         result.problems.append(Problem(result.path, message=f"internal error: {message}"))
 
-    user, system = include_dirs(result.compile.args, result.compile.directory) if result.compile else ([], [])
-    # the checked file's neighbours are the user's code (and so is an editor's text, compiled from a copy)
-    own = [os.path.dirname(os.path.abspath(p)) for p in (result.path, *result.aliases)]
+    user, system = None, []
+    if result.compile is not None:  # the checked file's neighbours are the user's (an editor's text: its copy's)
+        user, system = include_dirs(result.compile.args, result.compile.directory)
+        user += [os.path.dirname(os.path.abspath(p)) for p in (result.path, *result.aliases)]
     result.findings = lint_module(module, config, ptx_path=ptx_path, source_root=source_root, on_failure=failed,
                                   on_note=lambda message: result.notes.append(f"{result.path}: {message}"),
-                                  include_dirs=[*own, *user], system_dirs=system)
+                                  include_dirs=user, system_dirs=system)
     names = demangle(k.name for k in module.kernels)
     result.kernels = [Kernel(k.name, names.get(k.name, k.name)) for k in module.kernels]
 

@@ -72,7 +72,7 @@ def _check_option(config: Config, rule: Rule, name: str, value: object) -> None:
 def lint_module(module: Module, config: Config, *, ptx_path: str | None = None,
                 source_root: str | Path | None = None, rules: Sequence[Rule] | None = None,
                 on_failure: Callable[[str], None] | None = None, display_names: bool = True,
-                on_note: Callable[[str], None] | None = None, include_dirs: Sequence[str] = (),
+                on_note: Callable[[str], None] | None = None, include_dirs: Sequence[str] | None = None,
                 system_dirs: Sequence[str] = ()) -> list[Finding]:
     """Run the selected rules on every function with a body and return the findings that survive
     ``per-file-ignores`` and suppression comments, sorted by location.
@@ -84,7 +84,8 @@ def lint_module(module: Module, config: Config, *, ptx_path: str | None = None,
     does not show it, and loading the demangler runs ``ldconfig`` in a process of its own). ``on_note``
     receives what the rules say of the module as a whole (such as resources that were not measured).
     Findings are then placed in the user's code (:mod:`.placement`): out of system headers (judged with the
-    compilation's ``include_dirs`` and ``system_dirs``, ``-I`` and ``-isystem``) and out of missing files.
+    compilation's ``include_dirs`` and ``system_dirs``, ``-I`` and ``-isystem``; ``include_dirs`` None where
+    the compilation is not known) and out of missing files.
     """
     selected = [(r, *r.configured(config)) for r in (rules if rules is not None else all_rules())
                 if config.is_selected(r.code, r.opt_in)]

@@ -5,9 +5,9 @@ As compilers do with warnings, findings in **system headers** are not reported a
 dropped when it has none (``report-system-headers = true`` in the configuration keeps them where they are). A
 system header is one under the CUDA toolkit (``places.TOOLKIT_HEADER``, or a toolkit found by its
 ``include/cuda_runtime.h``), under a system include directory (``/usr/include``, ``/usr/local/include``, the
-C++ compilers' own directories), under an ``-isystem`` directory of the compilation, or, in a project with a
-configuration file, a file here outside the project's directory and outside the compilation's ``-I``
-directories, working directory and the checked file's own directory.
+C++ compilers' own directories), under an ``-isystem`` directory of the compilation, or, for a CUDA file
+compiled in a project with a configuration file, a file outside the project's directory and outside the
+compilation's ``-I`` directories, working directory and the checked file's own directory.
 
 A finding whose ``.cu`` file does not exist (a ``.ptx`` file whose sources are elsewhere) is shown at its
 first call site whose file does, else at its PTX line, with a note naming the missing file (its notes keep
@@ -56,14 +56,15 @@ class Placement:
     """Moves findings out of system headers and missing files, for one module under one configuration.
 
     ``include_dirs`` and ``system_dirs`` are the compilation's ``-I`` and ``-isystem`` directories, and
-    ``work_dir`` the directory it ran in (all absolute)."""
+    ``work_dir`` the directory it ran in (all absolute); ``include_dirs`` is None where the compilation is not
+    known (a ``.ptx`` file), and then no header is judged by being outside the project."""
 
-    def __init__(self, config: Config, include_dirs: Sequence[str] = (), system_dirs: Sequence[str] = (),
+    def __init__(self, config: Config, include_dirs: Sequence[str] | None = None, system_dirs: Sequence[str] = (),
                  work_dir: str | None = None) -> None:
         self.keep_system = config.report_system_headers
         self.system = (*system_directories(), *(os.path.realpath(d) for d in system_dirs))
         root = config.root
-        self.user = None if root is None else tuple(
+        self.user = None if root is None or include_dirs is None else tuple(
             os.path.realpath(d) for d in (str(root), *include_dirs, *([work_dir] if work_dir else [])))
         self._exists: dict[str, bool] = {}
 
