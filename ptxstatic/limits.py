@@ -90,7 +90,7 @@ PTXAS_STATS_TIMEOUT_S = 120.0
 PTXAS_STATS_BYTES = 8 * 1024 * 1024
 #: bytes of each output stream (stdout, stderr) of an external tool that are read (the rest stays on disk
 #: until the tool ends and is reported as cut)
-TOOL_OUTPUT_BYTES = 4 * 1024 * 1024
+TOOL_OUTPUT_BYTES = 16 * 1024 * 1024
 #: bytes of PTX that ``nvcc -ptx`` may write for one file and that are read back
 NVCC_PTX_BYTES = 512 * 1024 * 1024
 #: characters of a mangled name given to the C++ demangler; longer names are shown as they are

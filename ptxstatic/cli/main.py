@@ -78,12 +78,12 @@ def main() -> None:
     stop_on_signals()
     try:
         status = cli.main(standalone_mode=False)
-    except Terminated as exc:
-        _die_of(exc.signum)
     except PtxstaticError as exc:
         click.echo(exc.render(), err=True)
         sys.exit(2)
-    except click.exceptions.Abort:
+    except click.exceptions.Abort as exc:  # click's for a KeyboardInterrupt, a Terminated among them
+        if isinstance(exc.__cause__, Terminated):
+            _die_of(exc.__cause__.signum)
         click.echo("aborted", err=True)
         sys.exit(130)
     except click.ClickException as exc:

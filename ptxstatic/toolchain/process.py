@@ -4,7 +4,8 @@ kept, errors as messages, and stopped early when the caller cancels (an editor's
 Every tool runs in a session of its own and is registered while it runs, and the temporary directories the
 tools work in are made by :func:`scratch_directory` and registered too, so that :func:`stop_on_signals`
 can end it all when the process is told to stop (SIGTERM, SIGINT, SIGHUP): the tools and the programs they
-started are killed and the directories removed on every exit path, in worker processes as well.
+started are killed and the directories removed on every exit path, in forked worker processes as well
+(:func:`stop_workers` passes the stop on to a pool's workers).
 """
 
 from __future__ import annotations
@@ -43,9 +44,10 @@ class ToolTimeout(PtxstaticError):
     """The tool did not finish in the time allowed (it was killed)."""
 
 
-class Terminated(BaseException):
+class Terminated(KeyboardInterrupt):
     """The process was told to stop by a signal (``signum``); raised in the main thread once the tools are
-    killed and the temporary directories removed, so that the rest unwinds as on any other exit."""
+    killed and the temporary directories removed, so that the rest unwinds as on any other exit (a
+    ``KeyboardInterrupt``, so that code that finishes its work on Ctrl-C does so on SIGTERM too)."""
 
     def __init__(self, signum: int) -> None:
         super().__init__(f"stopped by signal {signum}")
@@ -139,23 +141,28 @@ def scratch_directory(prefix: str) -> Iterator[str]:
 
 
 def stop_on_signals() -> None:
-    """Install the handler of :data:`STOP_SIGNALS` (a command-line process calls it once, first; worker
-    processes it starts inherit it): kill the running tools, remove the scratch directories, pass the signal
-    to the worker processes, then raise :class:`Terminated` in the main thread (a worker process exits at
-    once)."""
+    """Install the handler of :data:`STOP_SIGNALS` (a command-line process calls it once, first; the worker
+    processes it forks inherit it): kill the running tools, remove the scratch directories, then raise
+    :class:`Terminated` in the main thread; a forked worker process exits at once."""
     main_pid = os.getpid()
 
     def handler(signum: int, frame: object) -> None:
         stop_everything()
         if os.getpid() != main_pid:
             os._exit(128 + signum)
-        for child in multiprocessing.active_children():
-            with contextlib.suppress(OSError):
-                os.kill(child.pid, signum)
         raise Terminated(signum)
 
     for signum in STOP_SIGNALS:
         signal.signal(signum, handler)
+
+
+def stop_workers() -> None:
+    """Tell this process's worker processes to stop (SIGTERM): forked workers run the handler of
+    :func:`stop_on_signals`, killing their tools and removing their scratch directories; for a caller whose
+    every child process is such a worker (a pool of analyses)."""
+    for child in multiprocessing.active_children():
+        with contextlib.suppress(OSError):
+            child.terminate()
 
 
 def stop_everything() -> None:
