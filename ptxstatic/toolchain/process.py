@@ -141,9 +141,10 @@ def scratch_directory(prefix: str) -> Iterator[str]:
 
 
 def stop_on_signals() -> None:
-    """Install the handler of :data:`STOP_SIGNALS` (a command-line process calls it once, first; the worker
-    processes it forks inherit it): kill the running tools, remove the scratch directories, then raise
-    :class:`Terminated` in the main thread; a forked worker process exits at once."""
+    """Install the handler of :data:`STOP_SIGNALS` that the process does not ignore (a command-line process
+    calls it once, first; the worker processes it forks inherit it): kill the running tools, remove the
+    scratch directories, then raise :class:`Terminated` in the main thread; a forked worker process exits
+    at once."""
     main_pid = os.getpid()
 
     def handler(signum: int, frame: object) -> None:
@@ -153,7 +154,8 @@ def stop_on_signals() -> None:
         raise Terminated(signum)
 
     for signum in STOP_SIGNALS:
-        signal.signal(signum, handler)
+        if signal.getsignal(signum) is not signal.SIG_IGN:  # nohup's SIGHUP, a background job's SIGINT
+            signal.signal(signum, handler)
 
 
 def stop_workers() -> None:

@@ -29,6 +29,11 @@ def _started(pid_file: Path, count: int, within_s: float = 60.0) -> list[int]:
         time.sleep(0.05)
 
 
+def _signals_act() -> None:
+    """In the child: SIGINT acts, also where the tests run with it ignored (a background job), as in a shell."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize(("signum", "jobs"), [(signal.SIGTERM, 1), (signal.SIGTERM, 2), (signal.SIGINT, 2)])
 def test_a_signal_while_ptxas_runs_leaves_nothing_behind(tmp_path: Path, signum: int, jobs: int):
     environment = fake_ptxas(tmp_path)
@@ -37,7 +42,8 @@ def test_a_signal_while_ptxas_runs_leaves_nothing_behind(tmp_path: Path, signum:
         (tmp_path / f"w{i}").mkdir()
         files.append(str(shutil.copy(LOCAL_MEMORY, tmp_path / f"w{i}" / "k.ptx")))
     proc = subprocess.Popen([sys.executable, "-m", "ptxstatic", "check", "--no-cache", "-j", str(jobs), *files],
-                            env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+                            env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+                            preexec_fn=_signals_act)
     try:
         pids = _started(Path(environment["FAKE_PTXAS_PID"]), jobs)
         assert len(list((tmp_path / "tmp").glob("ptxstatic-*/in.ptx"))) == jobs
