@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
+import os
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -23,7 +24,7 @@ from ptxstatic.launch import Launch
 
 CONFIG_NAMES = ("ptxstatic.toml", "pyproject.toml")
 KEYS = ("gpu", "select", "ignore", "per-file-ignores", "rules", "nvcc-flags", "launch", "fail-on", "exclude",
-        "extend-exclude", "build-dir")
+        "extend-exclude", "build-dir", "report-system-headers")
 #: what ``ptxstatic check`` skips unless ``exclude`` says otherwise: version control, environments, build trees
 DEFAULT_EXCLUDE = (".git", ".hg", ".svn", ".venv", "venv", ".tox", "node_modules", "__pycache__", "build",
                    "_build", "dist", "CMakeFiles")
@@ -39,7 +40,9 @@ class Config:
     """The settings in force for a path; ``Config()`` is the default when no file is found.
 
     ``root`` is the directory of the configuration file: ``per-file-ignores`` patterns and fingerprints are
-    relative to it. ``rules`` maps a rule code to its options (thresholds, ``severity``) as written; the rule
+    relative to it, and headers outside it (and outside the compilation's include directories) are system
+    headers, whose findings are moved to the user's call site unless ``report_system_headers``. ``rules`` maps
+    a rule code to its options (thresholds, ``severity``) as written; the rule
     engine checks them against the rules' declared options.
     """
 
@@ -55,6 +58,7 @@ class Config:
     exclude: tuple[str, ...] = DEFAULT_EXCLUDE
     extend_exclude: tuple[str, ...] = ()
     build_dir: str | None = None
+    report_system_headers: bool = False
 
     @property
     def root(self) -> Path | None:
@@ -145,10 +149,10 @@ def find_config(start: str | Path) -> Path | None:
 def _find_from(directory: Path) -> Path | None:
     for d in (directory, *directory.parents):
         own = d / "ptxstatic.toml"
-        if own.is_file():
+        if os.path.isfile(own):  # False, not an error, in a directory that cannot be read
             return own
         project = d / "pyproject.toml"
-        if project.is_file() and _has_tool_table(project):
+        if os.path.isfile(project) and _has_tool_table(project):
             return project
     return None
 
@@ -226,6 +230,10 @@ def _from_table(config: Config, table: dict[str, Any]) -> Config:
         values["per_file_ignores"] = _per_file_ignores(config, table["per-file-ignores"])
     if "rules" in table:
         values["rules"] = _rules(config, table["rules"])
+    if "report-system-headers" in table:
+        if not isinstance(table["report-system-headers"], bool):
+            raise config.error("report-system-headers must be true or false", "report-system-headers")
+        values["report_system_headers"] = table["report-system-headers"]
     if "fail-on" in table:
         try:
             values["fail_on"] = Severity.parse(_string(config, table, "fail-on"))

@@ -66,6 +66,8 @@ CXX_SOURCE_BYTES = 16 * 1024 * 1024
 MODEL_CARD_BYTES = 64 * 1024 * 1024
 #: bytes of one array a model directory may hold (its .npy header is read before the data)
 MODEL_ARRAY_BYTES = 256 * 1024 * 1024
+#: bytes of all the arrays of one model together, from the shapes its card lists (checked before decompressing)
+MODEL_TOTAL_BYTES = 512 * 1024 * 1024
 #: statement shapes the parser keeps in memory in one process
 SHAPE_CACHE_ENTRIES = 100_000
 #: statement shapes kept in the on-disk shape cache (the most recently added)
@@ -80,6 +82,19 @@ HOOK_KEPT_PTX_FILES = 256
 NVCC_TIMEOUT_S = 600.0
 #: seconds ``ptxas`` may take to assemble one module
 PTXAS_TIMEOUT_S = 600.0
+#: seconds ``ptxas -v`` may take for a module's resource statistics (what the rules and features read); past
+#: it they are skipped with a note, as for a module larger than PTXAS_STATS_BYTES
+PTXAS_STATS_TIMEOUT_S = 120.0
+#: bytes of PTX up to which ``ptxas -v`` is run for resource statistics (46 MB took ptxas over 7 minutes);
+#: larger modules have their resources estimated from the PTX, with a note saying so
+PTXAS_STATS_BYTES = 8 * 1024 * 1024
+#: bytes of each output stream (stdout, stderr) of an external tool that are read (the rest stays on disk
+#: until the tool ends and is reported as cut)
+TOOL_OUTPUT_BYTES = 16 * 1024 * 1024
+#: bytes of PTX that ``nvcc -ptx`` may write for one file and that are read back
+NVCC_PTX_BYTES = 512 * 1024 * 1024
+#: characters of a mangled name given to the C++ demangler; longer names are shown as they are
+DEMANGLE_NAME_CHARS = 4096
 #: seconds graphviz ``dot`` may take to lay out one basic-block graph
 DOT_TIMEOUT_S = 60.0
 #: seconds a tool may take to answer ``--version``

@@ -49,16 +49,30 @@ def read_input(path: str, flags: str | list[str] | None = None, *, text: str | N
     on the PATH), cancelled when ``cancel`` is set."""
     if path == STDIN:
         return read_stdin(), ()
+    if text is None:
+        _check_readable(path, cwd)
     if path.endswith(CUDA_SUFFIXES):
         compiled = compile_ptx(path, nvcc_args(flags), cwd=cwd, nvcc=nvcc, dependencies=dependencies,
                                cancel=cancel)
         return compiled.text, compiled.dependencies
     if text is not None:
         return text, (os.path.abspath(path),)
-    p = Path(path)
-    if p.is_symlink() and not p.exists():
-        raise PtxstaticError(f"{path}: dangling symbolic link (to {os.readlink(p)}, which does not exist)")
     return read_ptx(path), (os.path.abspath(path),)
+
+
+def _check_readable(path: str, cwd: str | None) -> None:
+    """A :class:`SourceError` (``FILE: error: ...``) for an input that cannot be read (a dangling symbolic
+    link, a missing or unreadable file, a directory), before any tool runs on it; ``cwd``: where a relative
+    ``path`` is."""
+    p = Path(cwd or "", path)
+    if p.is_symlink() and not p.exists():
+        raise SourceError(path, 0, 0, f"dangling symbolic link (to {os.readlink(p)}, which does not exist)")
+    if p.is_dir():
+        raise SourceError(path, 0, 0, "is a directory, not a file")
+    try:
+        os.close(os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)))  # non-blocking: a FIFO does not hang
+    except OSError as exc:
+        raise SourceError(path, 0, 0, f"cannot read: {exc.strerror or exc}") from None
 
 
 def load_module(path: str, flags: str | list[str] | None = None, *, text: str | None = None, name: str | None = None,

@@ -105,15 +105,19 @@ class BlockGraph:
             out.append(idom[out[-1]])
         return out
 
+    @cached_property
+    def _dominator_intervals(self) -> dict[int, tuple[int, int]]:
+        """Each reachable block's (preorder number, last preorder number below it) in the dominator tree:
+        ``a`` dominates ``b`` exactly when ``b``'s number lies in ``a``'s interval."""
+        return graphs.tree_intervals(self.idom, self.entry)
+
     def dominates(self, a: int, b: int) -> bool:
-        if b not in self.idom:
+        """Whether every path from the entry to ``b`` passes through ``a`` (constant time)."""
+        intervals = self._dominator_intervals
+        if a not in intervals or b not in intervals:
             return False
-        idom = self.idom
-        while b != a:
-            if b == self.entry:
-                return False
-            b = idom[b]
-        return True
+        first, last = intervals[a]
+        return first <= intervals[b][0] <= last
 
     @cached_property
     def back_edges(self) -> list[tuple[int, int]]:
@@ -161,12 +165,15 @@ class BlockGraph:
         forward = {u: [v for v in vs if (u, v) not in back] for u, vs in self.succ.items()}
         return not graphs.is_acyclic(forward, self.reachable)
 
+    @cached_property
+    def _starts(self) -> list[int]:
+        return [b.start for b in self.blocks]
+
     def block_of(self, instruction_index: int) -> int:
         """The block holding instruction number ``instruction_index`` of the function."""
         import bisect
 
-        starts = [b.start for b in self.blocks]
-        i = bisect.bisect_right(starts, instruction_index) - 1
+        i = bisect.bisect_right(self._starts, instruction_index) - 1
         while i > 0 and not self.blocks[i].instructions:
             i -= 1
         return self.blocks[i].id

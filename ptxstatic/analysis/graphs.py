@@ -83,6 +83,29 @@ def immediate_dominators(succ: Adjacency, pred: Adjacency, start: N) -> dict[N, 
     return idom
 
 
+def tree_intervals(parent: Mapping[N, N], root: N) -> dict[N, tuple[int, int]]:
+    """For a tree given as node -> parent (``root`` mapping to itself), each node's (preorder number, largest
+    preorder number in its subtree): ``u`` is an ancestor of ``v`` (or ``v`` itself) exactly when ``v``'s
+    number lies in ``u``'s interval, a constant-time test."""
+    children: dict[N, list[N]] = {}
+    for node, up in parent.items():
+        if node != root:
+            children.setdefault(up, []).append(node)
+    out: dict[N, tuple[int, int]] = {}
+    number = 0
+    stack: list[tuple[N, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        if done:
+            out[node] = (out[node][0], number - 1)
+            continue
+        out[node] = (number, number)
+        number += 1
+        stack.append((node, True))
+        stack.extend((c, False) for c in reversed(children.get(node, ())))
+    return out
+
+
 def ancestors(pred: Adjacency, node: N) -> set[N]:
     """Nodes from which ``node`` can be reached, without ``node`` itself unless it is on a cycle."""
     out: set[N] = set()

@@ -34,8 +34,9 @@ def analyze(ctx: click.Context, files: tuple[str, ...], kernel: str | None, func
     for stream in streams(files, nvcc_flags):
         m = stream.module
         shown = _echo_errors(m.errors, 0)
-        if not m.items and not stream.deferred:
+        if not m.items and not stream.deferred:  # nothing to analyse: the file's errors are all there is
             failed |= bool(m.errors)
+            errors += [error_json(e, m.filename) for e in m.errors]
             continue
         if fmt == "text":
             click.echo(module_header(m))

@@ -8,7 +8,7 @@ import click
 
 
 @click.command()
-@click.argument("paths", nargs=-1, type=click.Path())
+@click.argument("paths", nargs=-1, type=click.Path(readable=False))  # an unreadable path is its own error
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "github"]), default="text",
               show_default=True, help="text: compiler-style diagnostics; json: ptxstatic's report "
               "(report/schemas/check.schema.json); sarif: SARIF 2.1.0 for code scanning; github: Actions annotations.")

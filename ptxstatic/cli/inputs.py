@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,10 +18,12 @@ PTX_SUFFIXES = (".ptx",)
 CUDA_SUFFIXES = (".cu",)
 
 
-def expand(paths: tuple[str, ...]) -> list[str]:
+def expand(paths: tuple[str, ...]) -> list[str | SourceError]:
     """Files named on the command line, directories expanded to the .ptx and .cu files under them (with the
-    symbolic links among them that point nowhere, which :func:`load` reports)."""
-    out: list[str] = []
+    symbolic links among them that point nowhere, which :func:`load` reports). A path that cannot be an input
+    (missing, a dangling link, a directory without inputs) is its error in the list, in its place, so that
+    the other inputs are still read."""
+    out: list[str | SourceError] = []
     for p in paths:
         if p == "-":
             out.append(p)
@@ -31,24 +32,16 @@ def expand(paths: tuple[str, ...]) -> list[str]:
         if path.is_dir():
             found = sorted(str(f) for f in path.rglob("*") if f.suffix in PTX_SUFFIXES + CUDA_SUFFIXES
                            and (f.is_file() or _dangling(f)))
-            if not found:
-                raise PtxstaticError(f"{p}: no .ptx or .cu files in this directory")
-            out += found
-        elif path.exists():
+            out += found or [SourceError(p, 0, 0, "no .ptx or .cu files in this directory")]
+        elif path.exists() or _dangling(path):
             out.append(p)
-        elif _dangling(path):
-            raise PtxstaticError(_dangling_message(path))
         else:
-            raise PtxstaticError(f"{p}: no such file or directory")
+            out.append(SourceError(p, 0, 0, "no such file or directory"))
     return out
 
 
 def _dangling(path: Path) -> bool:
     return path.is_symlink() and not path.exists()
-
-
-def _dangling_message(path: Path) -> str:
-    return f"{path}: dangling symbolic link (to {os.readlink(path)}, which does not exist)"
 
 
 def read(path: str, nvcc_flags: str) -> tuple[str, str]:
@@ -76,6 +69,8 @@ def load(path: str, nvcc_flags: str, recover: bool, kernel: str | None = None) -
     except PtxstaticError:
         if module.errors:
             raise module.errors[0] from None  # the kernel may be the function that could not be parsed
+        if not module.kernels and others:
+            raise others[0] from None  # no kernel at all: what is wrong with the file says why
         raise
     blocking = sorted((e for k in targets for e in validation.blocking(module, k)), key=lambda e: (e.line, e.column))
     if blocking:
@@ -100,12 +95,13 @@ def modules(paths: tuple[str, ...], nvcc_flags: str) -> Iterator[Module]:
     A file that cannot be read or compiled at all yields an empty module holding its error.
     """
     for path in expand(paths):
-        try:
-            module = load(path, nvcc_flags, recover=True)
-        except SourceError as err:
-            module = Module(path, [], [err])
-        except PtxstaticError as err:
-            module = Module(path, [], [err])
+        if isinstance(path, SourceError):
+            module = Module(path.file, [], [path])
+        else:
+            try:
+                module = load(path, nvcc_flags, recover=True)
+            except PtxstaticError as err:  # SourceError included
+                module = Module(path, [], [err])
         for err in module.errors:
             click.echo(err.render(), err=True)
         yield module
@@ -118,4 +114,9 @@ def streams(paths: tuple[str, ...], nvcc_flags: str) -> Iterator[ModuleStream | 
     read or compiled at all gives an empty stream holding its error.
     """
     for path in expand(paths):
-        yield load_stream(path, nvcc_flags)
+        if isinstance(path, SourceError):
+            stream = ModuleStream("", path.file)
+            stream.module.errors.append(path)
+            yield stream
+        else:
+            yield load_stream(path, nvcc_flags)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import os
+import signal
 import sys
 
 import click
@@ -43,6 +46,22 @@ class LazyGroup(click.Group):
         module, attr = target.split(":")
         return getattr(importlib.import_module(module), attr)
 
+    def invoke(self, ctx: click.Context) -> object:
+        """Run the command; an error that ends a ``--format json`` command is also its JSON document on
+        standard output (``errors`` listing it), so that a reader of the output learns why it is empty."""
+        try:
+            return super().invoke(ctx)
+        except PtxstaticError as exc:
+            from ptxstatic.cli.options import FORMAT_KEY
+
+            if ctx.meta.get(FORMAT_KEY) == "json" and ctx.invoked_subcommand:
+                from ptxstatic.report.json_doc import error_document
+
+                document = error_document(ctx.invoked_subcommand, exc)
+                if document is not None:
+                    click.echo(document)
+            raise
+
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="ptxstatic", prog_name="ptxstatic")
@@ -51,13 +70,20 @@ def cli() -> None:
 
 
 def main() -> None:
-    """Console-script entry point: user-facing errors become one message and exit status 2."""
+    """Console-script entry point: user-facing errors become one message and exit status 2; SIGTERM, SIGINT
+    and SIGHUP stop the tools it runs and remove their temporary files, then end the process by the same
+    signal."""
+    from ptxstatic.toolchain.process import Terminated, stop_on_signals
+
+    stop_on_signals()
     try:
         status = cli.main(standalone_mode=False)
     except PtxstaticError as exc:
         click.echo(exc.render(), err=True)
         sys.exit(2)
-    except click.exceptions.Abort:
+    except click.exceptions.Abort as exc:  # click's for a KeyboardInterrupt, a Terminated among them
+        if isinstance(exc.__cause__, Terminated):
+            _die_of(exc.__cause__.signum)
         click.echo("aborted", err=True)
         sys.exit(130)
     except click.ClickException as exc:
@@ -67,3 +93,13 @@ def main() -> None:
         sys.exit(exc.exit_code)
     if isinstance(status, int):  # ctx.exit(N) inside a command returns N in non-standalone mode
         sys.exit(status)
+
+
+def _die_of(signum: int) -> None:
+    """End the process by ``signum`` with its default action, as the parent expects of a signalled child."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+    sys.exit(128 + signum)  # where the default action does not end the process

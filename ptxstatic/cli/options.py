@@ -19,10 +19,19 @@ nvcc_flags = click.option(
 )
 
 
+#: where ``--format`` is remembered in the context's ``meta`` (shared with the group, which reports an error
+#: that ends a ``--format json`` command as a JSON document)
+FORMAT_KEY = "ptxstatic.format"
+
+
 def output_format(*choices: str) -> click.Option:
+    def remember(ctx: click.Context, param: click.Parameter, value: str) -> str:
+        ctx.meta[FORMAT_KEY] = value
+        return value
+
     return click.option(
         "--format", "fmt", type=click.Choice(choices), default=choices[0], show_default=True,
-        help="Output format on stdout.",
+        help="Output format on stdout.", callback=remember,
     )
 
 

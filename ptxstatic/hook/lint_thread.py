@@ -130,10 +130,10 @@ class Analysis(threading.Thread):
         except Exception as exc:
             self._fail(f"could not analyse the PTX of {source}: internal error {type(exc).__name__}: {exc}")
             return
-        text = format_findings(findings, self.cwd)
+        fail_on = self._config.fail_on if self._config is not None else Severity.WARNING
+        text = format_findings(findings, self.cwd, errors_from=fail_on if self.strict else None)
         if text:
             self._lines.append(text.rstrip("\n"))
-        fail_on = self._config.fail_on if self._config is not None else Severity.WARNING
         self.outcome.findings_at_fail_level += sum(f.severity >= fail_on for f in findings)
 
     def _fail(self, message: str) -> None:

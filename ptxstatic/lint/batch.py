@@ -21,6 +21,7 @@ from ptxstatic.lint.cache import ResultCache
 from ptxstatic.lint.compile_db import CompileDatabase, find_database, load_database
 from ptxstatic.lint.document import DocumentResult, Problem, analyse_document, cached_document
 from ptxstatic.lint.sources import discover
+from ptxstatic.toolchain.process import stop_workers
 
 #: progress(files done, files in all): called as files finish and a few times a second meanwhile
 ProgressCallback = Callable[[int, int], None]
@@ -148,8 +149,13 @@ class _Jobs:
         self._tick()
         if todo:
             with self._executor(len(todo)) as pool:
-                self._collect(pool, {pool.submit(_analyse, f, c, d, self.options.nvcc_flags, self.cache): f
-                                     for f, c, d in todo})
+                try:
+                    self._collect(pool, {pool.submit(_analyse, f, c, d, self.options.nvcc_flags, self.cache): f
+                                         for f, c, d in todo})
+                except BaseException:  # stopped by a signal, or a failure: start nothing more, stop the workers
+                    pool.shutdown(wait=False, cancel_futures=True)
+                    stop_workers()
+                    raise
 
     def _executor(self, tasks: int) -> Executor:
         if self.options.jobs > 1 and tasks > 1:

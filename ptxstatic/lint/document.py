@@ -13,7 +13,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -79,13 +78,14 @@ class DocumentResult:
 
     def to_cache(self) -> dict[str, Any]:
         return {"findings": [f.to_dict() for f in self.findings], "dependencies": self.dependencies,
-                "kernels": [[k.name, k.display_name] for k in self.kernels]}
+                "kernels": [[k.name, k.display_name] for k in self.kernels], "notes": self.notes}
 
     @classmethod
     def from_cache(cls, data: dict[str, Any], path: str, kind: str, spec: CompileSpec | None,
                    notes: list[str]) -> DocumentResult:
+        every = list(dict.fromkeys([*notes, *data.get("notes", ())]))  # the compile's note, then the analysis's
         return cls(path, kind, [Finding.from_dict(f) for f in data["findings"]],
-                   [Kernel(*k) for k in data["kernels"]], [], list(notes), list(data["dependencies"]), spec, True)
+                   [Kernel(*k) for k in data["kernels"]], [], every, list(data["dependencies"]), spec, True)
 
 
 def kind_of(path: str | Path) -> str | None:
@@ -194,10 +194,10 @@ def _analyse_cuda(result: DocumentResult, spec: CompileSpec, config: Config, tex
                   cancel: threading.Event | None) -> None:
     from ptxstatic.loader import load_module
     from ptxstatic.toolchain.nvcc import NvccFailed
-    from ptxstatic.toolchain.process import ToolCancelled
+    from ptxstatic.toolchain.process import ToolCancelled, scratch_directory
 
     source = os.path.abspath(result.path)
-    with tempfile.TemporaryDirectory(prefix="ptxstatic-doc-") as tmp:
+    with scratch_directory("ptxstatic-doc-") as tmp:
         compiled_source, args = source, list(spec.args)
         if text is not None:  # the editor's text, compiled beside its own directory's headers
             compiled_source = os.path.join(tmp, os.path.basename(source))
@@ -236,11 +236,18 @@ def _lint(result: DocumentResult, module: Any, config: Config, ptx_path: str,
           source_root: str | None) -> None:
     from ptxstatic.ptx.kernels import demangle
     from ptxstatic.rules.engine import lint_module
+    from ptxstatic.toolchain.nvcc_command import include_dirs
 
     def failed(message: str) -> None:
         result.problems.append(Problem(result.path, message=f"internal error: {message}"))
 
-    result.findings = lint_module(module, config, ptx_path=ptx_path, source_root=source_root, on_failure=failed)
+    user, system = None, []
+    if result.compile is not None:  # the checked file's neighbours are the user's (an editor's text: its copy's)
+        user, system = include_dirs(result.compile.args, result.compile.directory)
+        user += [os.path.dirname(os.path.abspath(p)) for p in (result.path, *result.aliases)]
+    result.findings = lint_module(module, config, ptx_path=ptx_path, source_root=source_root, on_failure=failed,
+                                  on_note=lambda message: result.notes.append(f"{result.path}: {message}"),
+                                  include_dirs=user, system_dirs=system)
     names = demangle(k.name for k in module.kernels)
     result.kernels = [Kernel(k.name, names.get(k.name, k.name)) for k in module.kernels]
 

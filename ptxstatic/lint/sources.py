@@ -12,7 +12,8 @@ from ptxstatic.lint.document import Problem, kind_of
 
 
 def discover(paths: list[str], config_of: Callable[[str], Config]) -> tuple[list[str], list[Problem]]:
-    """(files to check in order, each once; problems: missing paths, dangling links, files of another kind).
+    """(files to check in order, each once; problems: missing paths, dangling links, unreadable directories,
+    files of another kind; an unreadable file is the problem of its document).
 
     ``config_of(path)`` gives the configuration in force for a path; its ``exclude`` and
     ``extend-exclude`` apply to what a directory walk finds and to files named (so that a pre-commit hook,
@@ -43,7 +44,10 @@ def discover(paths: list[str], config_of: Callable[[str], Config]) -> tuple[list
 
 def _walk(top: str, config_of: Callable[[str], Config], found: list[str], problems: list[Problem]) -> None:
     """Files under ``top`` (not below excluded directories; symbolic links to directories not followed)."""
-    for root, dirs, files in os.walk(top):
+    def unreadable(exc: OSError) -> None:
+        problems.append(Problem(str(exc.filename or top), message=f"cannot read this directory: {exc.strerror or exc}"))
+
+    for root, dirs, files in os.walk(top, onerror=unreadable):
         dirs[:] = sorted(d for d in dirs if not _excluded(os.path.join(root, d), config_of))
         for name in sorted(files):
             path = os.path.join(root, name)

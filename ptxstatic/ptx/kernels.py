@@ -10,18 +10,22 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ptxstatic.errors import PtxstaticError
+from ptxstatic.limits import DEMANGLE_NAME_CHARS
 from ptxstatic.ptx.ast import Function, Module
 
 
 def demangle(names: Iterable[str]) -> dict[str, str]:
-    """Each name mapped to its demangled form; a name that is not mangled, or that the demangler cannot read
-    (or every name, when the C++ runtime library cannot be found), maps to itself."""
+    """Each name mapped to its demangled form; a name that is not mangled, longer than
+    :data:`~ptxstatic.limits.DEMANGLE_NAME_CHARS` (the demangler's work is bounded by the name's length), or
+    that the demangler cannot read (or every name, when the C++ runtime library cannot be found), maps to
+    itself."""
     import cxxfilt  # finds the C++ runtime library on first import
 
     out = {}
     for name in dict.fromkeys(names):
         try:
-            out[name] = cxxfilt.demangle(name) if name.startswith("_Z") else name
+            wanted = name.startswith("_Z") and len(name) <= DEMANGLE_NAME_CHARS
+            out[name] = cxxfilt.demangle(name) if wanted else name
         except cxxfilt.Error:
             out[name] = name
     return out

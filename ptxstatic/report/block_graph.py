@@ -24,6 +24,11 @@ LOOP_COLOUR = "#1f77b4"
 BACK_EDGE_COLOUR = "#d62728"
 #: a block -> the page anchor of its first source line, or None
 Links = Callable[[BlockInfo], str | None]
+#: the fallback drawing's label size, the inches one character and one line of it take (a wide estimate),
+#: and the margin around the blocks, where back edges' arcs run
+_FONT_PT = 7
+_CHAR_IN, _LINE_IN = _FONT_PT * 0.62 / 72, _FONT_PT * 1.3 / 72
+_MARGIN_IN = 0.6
 
 
 def count_colours(blocks: list[BlockInfo]) -> dict[int, str]:
@@ -139,39 +144,61 @@ def _layers(kernel: KernelReport) -> dict[int, int]:
     return {n: dist.get(n, max(dist.values(), default=0) + 1) for n in kernel.graph.graph.nodes}
 
 
+def _rows(kernel: KernelReport) -> list[list[int]]:
+    """The blocks of each layer (:func:`_layers`), top to bottom, each row in block order."""
+    rows: dict[int, list[int]] = {}
+    for block, layer in sorted(_layers(kernel).items()):
+        rows.setdefault(layer, []).append(block)
+    return [rows[layer] for layer in sorted(rows)]
+
+
 def _networkx_svg(kernel: KernelReport, links: Links, salt: str) -> str:
-    """The fallback drawing: layered positions from networkx, boxes and arrows from matplotlib."""
+    """The fallback drawing: blocks in layers (networkx), boxes and arrows from matplotlib, on a canvas
+    measured in inches from the labels, so that every box and every arc lies inside the figure."""
     import matplotlib
     from matplotlib.figure import Figure
 
     graph = kernel.graph
-    layers = _layers(kernel)
-    layered = graph.graph.copy()
-    nx.set_node_attributes(layered, layers, "layer")
-    pos = nx.multipartite_layout(layered, subset_key="layer", align="horizontal", scale=1.0)
-    pos = {n: (x, -y) for n, (x, y) in pos.items()}
     colours = count_colours(kernel.blocks)
     headers = {lp.header: lp for lp in graph.loops}
-    depth = max(layers.values(), default=0) + 1
-    width = max((sum(1 for v in layers.values() if v == i) for i in range(depth)), default=1)
-    fig = Figure(figsize=(max(3.0, 2.2 * width), max(2.0, 1.1 * depth)))
+    labels = {b.id: _label(b) + (f"\nloop header (depth {headers[b.id].depth})" if b.id in headers else "")
+              for b in kernel.blocks}
+    lines = [line for text in labels.values() for line in text.split("\n")]
+    column = max(1.6, max(map(len, lines), default=0) * _CHAR_IN + 0.5)
+    row = max(1.0, max((t.count("\n") + 1 for t in labels.values()), default=1) * _LINE_IN + 0.6)
+    rows = _rows(kernel)
+    columns = max(map(len, rows), default=1)
+    width, height = columns * column + 2 * _MARGIN_IN, len(rows) * row + 2 * _MARGIN_IN
+    pos = {}
+    for i, members in enumerate(rows):
+        left = _MARGIN_IN + (columns - len(members)) * column / 2
+        for k, b in enumerate(members):
+            pos[b] = (left + (k + 0.5) * column, height - _MARGIN_IN - (i + 0.5) * row)
+    fig = Figure(figsize=(width, height))
     with matplotlib.rc_context({"svg.fonttype": "none"}):
         ax = fig.add_axes((0, 0, 1, 1))
+        ax.set_xlim(0, width)
+        ax.set_ylim(0, height)
         ax.set_axis_off()
         back = set(graph.back_edges)
+        bulge = column / 2 + 0.8 * _MARGIN_IN  # the farthest a back edge's arc may go sideways, in inches
         for u, v in graph.graph.edges:
-            ax.annotate("", xy=pos[v], xytext=pos[u], arrowprops={
-                "arrowstyle": "-|>", "shrinkA": 18, "shrinkB": 18,
-                "color": BACK_EDGE_COLOUR if (u, v) in back else "#555555", "lw": 2 if (u, v) in back else 1,
-                "connectionstyle": "arc3,rad=0.5" if (u, v) in back else "arc3"})
+            style = {"arrowstyle": "-|>", "shrinkA": 18, "shrinkB": 18, "connectionstyle": "arc3",
+                     "color": BACK_EDGE_COLOUR if (u, v) in back else "#555555", "lw": 2 if (u, v) in back else 1}
+            start, end = pos[u], pos[v]
+            if u == v:  # a one-block loop: a small arc on the block's right side
+                side = pos[u][0] + max(map(len, labels[u].split("\n"))) * _CHAR_IN / 2
+                start, end = (side, pos[u][1] + 0.08), (side, pos[u][1] - 0.08)
+                style.update(shrinkA=0, shrinkB=0, connectionstyle="arc3,rad=-2.0")
+            elif (u, v) in back:
+                style["connectionstyle"] = f"arc3,rad={min(0.5, 2 * bulge / math.dist(start, end)):.3f}"
+            ax.annotate("", xy=end, xytext=start, arrowprops=style)
         for b in kernel.blocks:
             loop = headers.get(b.id)
-            text = _label(b) + (f"\nloop header (depth {loop.depth})" if loop else "")
-            artist = ax.text(*pos[b.id], text, ha="center", va="center", fontsize=7,
+            artist = ax.text(*pos[b.id], labels[b.id], ha="center", va="center", fontsize=_FONT_PT,
                              color="white" if _dark(colours[b.id]) else "black",
                              bbox={"boxstyle": "round", "facecolor": colours[b.id],
                                    "edgecolor": LOOP_COLOUR if loop else "#333333", "linewidth": 3 if loop else 1})
             artist.set_url(links(b))
             artist.set_gid(f"{salt}_b{b.id}")
-        ax.margins(0.25)
     return figure_svg(fig, salt + "-graph")

@@ -12,7 +12,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from ptxstatic.findings import Finding, Location
+from ptxstatic.findings import Finding, Location, Severity
 
 
 def display_path(path: str, cwd: str | Path | None = None) -> str:
@@ -29,10 +29,13 @@ def position(loc: Location, cwd: str | Path | None = None) -> str:
     return str(Location(display_path(loc.file, cwd), loc.line, loc.column))
 
 
-def format_finding(finding: Finding, cwd: str | Path | None = None) -> str:
-    """The finding's lines: the diagnostic, its inlined-at call sites, then its notes."""
+def format_finding(finding: Finding, cwd: str | Path | None = None, errors_from: Severity | None = None) -> str:
+    """The finding's lines: the diagnostic, its inlined-at call sites, then its notes. With ``errors_from``
+    (``--strict``'s fail-on severity), a finding at or above it is an ``error:``, as ``-Werror`` makes
+    compiler warnings errors."""
     where = position(finding.location, cwd)
-    lines = [f"{where}: {finding.severity}: {finding.message} [{finding.code}]"]
+    kind = Severity.ERROR if errors_from is not None and finding.severity >= errors_from else finding.severity
+    lines = [f"{where}: {kind}: {finding.message} [{finding.code}]"]
     lines += [f"{position(site, cwd)}: note: inlined from here" for site in finding.inlined_at]
     for note in finding.notes:
         at = position(note.location, cwd) if note.location is not None else where
@@ -40,6 +43,8 @@ def format_finding(finding: Finding, cwd: str | Path | None = None) -> str:
     return "\n".join(lines)
 
 
-def format_findings(findings: Iterable[Finding], cwd: str | Path | None = None) -> str:
-    """All findings, one block after the other (empty string for none)."""
-    return "".join(format_finding(f, cwd) + "\n" for f in findings)
+def format_findings(findings: Iterable[Finding], cwd: str | Path | None = None,
+                    errors_from: Severity | None = None) -> str:
+    """All findings, one block after the other (empty string for none); ``errors_from`` as for
+    :func:`format_finding`."""
+    return "".join(format_finding(f, cwd, errors_from) + "\n" for f in findings)

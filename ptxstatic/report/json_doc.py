@@ -34,6 +34,16 @@ def json_document(command: str, kernels: list[dict[str, Any]], errors: list[dict
     return json.dumps(doc, indent=1)
 
 
+def error_document(command: str, err: PtxstaticError) -> str | None:
+    """The JSON text of ``command``'s output when ``err`` ended it before it had anything to show: no
+    kernels, the error in ``errors``; None for a command whose shape requires more than that."""
+    from ptxstatic.report.schemas import json_schema
+
+    if set(json_schema(command).get("required", ())) - {"schema", "command", "tool", "kernels", "errors"}:
+        return None
+    return json_document(command, [], [error_json(err)])
+
+
 def kernel_entry(file: str, kernel: str, fields: dict[str, Any]) -> dict[str, Any]:
     """One item of ``kernels``: its ``file``, ``kernel`` (PTX name) and ``display_name`` (demangled), then
     ``fields``."""

@@ -45,6 +45,12 @@ class ModuleContext:
         self.ptx_path = ptx_path or module.filename
         self.source_root = Path(source_root) if source_root is not None else None
         self._memo: dict[str, Any] = {}
+        self.notes: list[str] = []  # about the module as a whole (what could not be judged, and why), once each
+
+    def note(self, message: str) -> None:
+        """Say something about the module once (such as why its resources were not measured)."""
+        if message not in self.notes:
+            self.notes.append(message)
 
     def memo(self, key: str, compute: Callable[[], T]) -> T:
         """A module-wide fact computed once (``key`` should start with the rule's code)."""

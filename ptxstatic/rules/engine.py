@@ -17,6 +17,7 @@ from ptxstatic.ptx.ast import Module
 from ptxstatic.ptx.kernels import demangle
 from ptxstatic.rules.catalog import all_rules
 from ptxstatic.rules.context import ModuleContext, RuleContext
+from ptxstatic.rules.placement import Placement
 from ptxstatic.rules.registry import Rule
 from ptxstatic.rules.suppression import SourceLines, is_suppressed
 
@@ -70,7 +71,9 @@ def _check_option(config: Config, rule: Rule, name: str, value: object) -> None:
 
 def lint_module(module: Module, config: Config, *, ptx_path: str | None = None,
                 source_root: str | Path | None = None, rules: Sequence[Rule] | None = None,
-                on_failure: Callable[[str], None] | None = None, display_names: bool = True) -> list[Finding]:
+                on_failure: Callable[[str], None] | None = None, display_names: bool = True,
+                on_note: Callable[[str], None] | None = None, include_dirs: Sequence[str] | None = None,
+                system_dirs: Sequence[str] = ()) -> list[Finding]:
     """Run the selected rules on every function with a body and return the findings that survive
     ``per-file-ignores`` and suppression comments, sorted by location.
 
@@ -78,7 +81,11 @@ def lint_module(module: Module, config: Config, *, ptx_path: str | None = None,
     resolved under ``source_root``. A rule that raises on a function is reported through ``on_failure`` (one
     line) and the other rules still run; without ``on_failure`` the exception propagates. Without
     ``display_names`` the findings' ``display_name`` is the PTX name (no demangling: the compiler-style text
-    does not show it, and loading the demangler runs ``ldconfig`` in a process of its own).
+    does not show it, and loading the demangler runs ``ldconfig`` in a process of its own). ``on_note``
+    receives what the rules say of the module as a whole (such as resources that were not measured).
+    Findings are then placed in the user's code (:mod:`.placement`): out of system headers (judged with the
+    compilation's ``include_dirs`` and ``system_dirs``, ``-I`` and ``-isystem``; ``include_dirs`` None where
+    the compilation is not known) and out of missing files.
     """
     selected = [(r, *r.configured(config)) for r in (rules if rules is not None else all_rules())
                 if config.is_selected(r.code, r.opt_in)]
@@ -96,8 +103,13 @@ def lint_module(module: Module, config: Config, *, ptx_path: str | None = None,
                 if on_failure is None:
                     raise
                 on_failure(f"{rule.code} ({rule.name}) failed on {fn.name}: {type(exc).__name__}: {exc}")
+    if on_note is not None:
+        for message in mc.notes:
+            on_note(message)
+    placement = Placement(config, include_dirs, system_dirs, str(source_root) if source_root is not None else None)
+    placed = [p for p in map(placement.place, found) if p is not None]
     sources = SourceLines()
-    kept = [f for f in found if not config.ignored_in(f.code, f.location.file) and not is_suppressed(f, sources)]
+    kept = [f for f in placed if not config.ignored_in(f.code, f.location.file) and not is_suppressed(f, sources)]
     return _finish(kept, mc, sources, display_names)
 
 

@@ -62,12 +62,16 @@ def resources(mc: ModuleContext) -> dict[str, KernelResources] | None:
     the PTX (computed once per module)."""
     def compute() -> dict[str, KernelResources] | None:
         from ptxstatic.features.resources import kernel_resources
+        from ptxstatic.toolchain.ptxas import PtxasSkipped
 
         arch = target_arch(mc)
         if arch is None:
             return None
         try:
             return kernel_resources(mc.module, arch)
+        except PtxasSkipped as exc:
+            mc.note(f"{exc}; the resource rules do not judge this file")
+            return None
         except PtxstaticError:
             return None
 

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import os
-import tempfile
 
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.limits import DOT_TIMEOUT_S
-from ptxstatic.toolchain.process import find, run_tool
+from ptxstatic.toolchain.process import find, run_tool, scratch_directory
 
 
 def have_dot() -> bool:
@@ -20,7 +19,7 @@ def dot_svg(source: str) -> str:
     tool = find("dot")
     if tool is None:
         raise PtxstaticError("graphviz dot is not on the PATH")
-    with tempfile.TemporaryDirectory(prefix="ptxstatic-dot-") as tmp:
+    with scratch_directory("ptxstatic-dot-") as tmp:
         path = os.path.join(tmp, "graph.dot")
         with open(path, "w", encoding="utf-8") as f:
             f.write(source)

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import shlex
-import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 from ptxstatic.errors import PtxstaticError
-from ptxstatic.limits import NVCC_TIMEOUT_S, TOOL_QUERY_TIMEOUT_S
-from ptxstatic.toolchain.process import find, run_tool
+from ptxstatic.limits import NVCC_PTX_BYTES, NVCC_TIMEOUT_S, TOOL_QUERY_TIMEOUT_S
+from ptxstatic.toolchain.process import find, run_tool, scratch_directory
 
 DEFAULT_FLAGS = "-arch=sm_80 -lineinfo"
 
@@ -54,7 +54,7 @@ def compile_ptx(source: str | Path, args: list[str], *, cwd: str | Path | None =
             f"{source}: nvcc is not on the PATH, so .cu files cannot be compiled here; "
             "compile with `nvcc -ptx` elsewhere and pass the .ptx file"
         )
-    with tempfile.TemporaryDirectory(prefix="ptxstatic-") as tmp:
+    with scratch_directory("ptxstatic-") as tmp:
         out, deps = Path(tmp) / "out.ptx", Path(tmp) / "out.d"
         argv = [nvcc, "-ptx", *args, str(source), "-o", str(out)]
         if dependencies:
@@ -63,8 +63,11 @@ def compile_ptx(source: str | Path, args: list[str], *, cwd: str | Path | None =
         if proc.returncode != 0:
             raise NvccFailed(str(source), proc.returncode, (proc.stderr or proc.stdout).strip())
         listed = _make_dependencies(deps.read_text(errors="replace")) if dependencies else ()
+        if os.path.getsize(out) > NVCC_PTX_BYTES:
+            raise PtxstaticError(f"{source}: nvcc wrote {os.path.getsize(out) / 2**20:.0f} MiB of PTX, more than "
+                                 f"the {NVCC_PTX_BYTES / 2**20:.0f} MiB that are read (limits.NVCC_PTX_BYTES)")
         base = Path(cwd) if cwd is not None else Path.cwd()
-        return CompiledPtx(out.read_text(), tuple(str((base / d).resolve()) for d in listed))
+        return CompiledPtx(out.read_text(errors="replace"), tuple(str((base / d).resolve()) for d in listed))
 
 
 def _make_dependencies(text: str) -> list[str]:

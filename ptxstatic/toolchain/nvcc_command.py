@@ -269,3 +269,22 @@ def ptx_arguments(cmd: NvccCommand) -> list[str]:
     if cmd.best_arch is not None:
         out.append(f"-arch={cmd.best_arch}")
     return out
+
+
+def include_dirs(args: list[str] | tuple[str, ...], cwd: str) -> tuple[list[str], list[str]]:
+    """The directories an nvcc command searches for headers, absolute: (``-I``/``--include-path``,
+    ``-isystem``/``--system-include``); relative ones are taken from ``cwd``."""
+    user: list[str] = []
+    system: list[str] = []
+    names = {"-I": user, "--include-path": user, "-isystem": system, "--system-include": system}
+    i = 0
+    while i < len(args):
+        name, eq, value = args[i].partition("=")
+        if name in names and not eq and i + 1 < len(args):
+            value, i = args[i + 1], i + 1
+        elif name not in names and args[i].startswith("-I") and len(args[i]) > 2:
+            name, value = "-I", args[i][2:]
+        if name in names and value:
+            names[name].append(os.path.normpath(os.path.join(cwd, value)))
+        i += 1
+    return user, system

@@ -12,16 +12,15 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
 
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.files import write_atomic
-from ptxstatic.limits import PTXAS_TIMEOUT_S, TOOL_QUERY_TIMEOUT_S
+from ptxstatic.limits import PTXAS_STATS_BYTES, PTXAS_STATS_TIMEOUT_S, PTXAS_TIMEOUT_S, TOOL_QUERY_TIMEOUT_S
 from ptxstatic.ptx.ast import Module
-from ptxstatic.toolchain.process import find, run_tool
+from ptxstatic.toolchain.process import ToolTimeout, find, run_tool, scratch_directory
 from ptxstatic.user_cache import cache_root
 
 
@@ -51,6 +50,10 @@ _FIELDS = {
     "cumulative_stack": re.compile(r"(\d+) bytes cumulative stack size"),
 }
 _CMEM = re.compile(r"(\d+) bytes cmem\[\d+\]")
+
+
+class PtxasSkipped(PtxstaticError):
+    """``ptxas -v`` was not run, or was stopped, because of a size or time limit; the message says which."""
 
 
 def parse_verbose(text: str, arch: str) -> dict[str, PtxasFunction]:
@@ -149,7 +152,7 @@ def assemble(text: str, arch: str, *, verbose: bool = False, timeout_s: float = 
     ptxas = find("ptxas")
     if ptxas is None:
         raise PtxstaticError("ptxas is not on the PATH; install the CUDA toolkit to assemble PTX")
-    with tempfile.TemporaryDirectory(prefix="ptxstatic-") as tmp:
+    with scratch_directory("ptxstatic-") as tmp:
         src = Path(tmp) / "in.ptx"
         src.write_text(text)
         argv = [ptxas, *(["-v"] if verbose else []), f"-arch={arch}", str(src), "-o", str(Path(tmp) / "out.cubin")]
@@ -171,24 +174,29 @@ def cache_dir() -> Path | None:
 def ptxas_stats(ptx: str, arch: str, *, cache: Path | None = None) -> dict[str, PtxasFunction] | None:
     """``ptxas -v -arch=ARCH`` statistics of every function in ``ptx``; None when ptxas is not installed.
 
-    Raises :class:`PtxstaticError` with ptxas's message when it rejects the PTX.
+    Raises :class:`PtxstaticError` with ptxas's message when it rejects the PTX, and :class:`PtxasSkipped`
+    for PTX over :data:`~ptxstatic.limits.PTXAS_STATS_BYTES` or a ptxas that runs past
+    :data:`~ptxstatic.limits.PTXAS_STATS_TIMEOUT_S`.
     """
     if not available():
         return None
+    size = len(ptx.encode())
+    if size > PTXAS_STATS_BYTES:
+        raise PtxasSkipped(f"ptxas -v statistics skipped: the PTX is {size:,} bytes, over the limit of "
+                           f"{PTXAS_STATS_BYTES:,} bytes (limits.PTXAS_STATS_BYTES)")
     cache = cache or cache_dir()
-    if cache is None:
-        return parse_verbose(assemble(ptx, arch, verbose=True), arch)
-    key = hashlib.sha256(f"{version()}\0{arch}\0{ptx}".encode()).hexdigest()
-    path = cache / f"{key}.json"
-    if path.exists():
-        try:
+    path = None
+    if cache is not None:
+        key = hashlib.sha256(f"{version()}\0{arch}\0{ptx}".encode()).hexdigest()
+        path = cache / f"{key}.json"
+        with contextlib.suppress(OSError, ValueError, TypeError):
             return {n: PtxasFunction(**d) for n, d in json.loads(path.read_text()).items()}
-        except (OSError, ValueError, TypeError):
-            pass
-    stats = parse_verbose(assemble(ptx, arch, verbose=True), arch)
     try:
-        cache.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({n: asdict(s) for n, s in stats.items()}))
-    except OSError:
-        pass
+        stats = parse_verbose(assemble(ptx, arch, verbose=True, timeout_s=PTXAS_STATS_TIMEOUT_S), arch)
+    except ToolTimeout as exc:
+        raise PtxasSkipped(f"ptxas -v statistics skipped: {exc} (limits.PTXAS_STATS_TIMEOUT_S)") from None
+    if path is not None:
+        with contextlib.suppress(OSError):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps({n: asdict(s) for n, s in stats.items()}))
     return stats

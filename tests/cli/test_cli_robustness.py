@@ -50,7 +50,7 @@ def test_a_dangling_symlink_in_a_directory_is_reported(tmp_path: Path):
     (tmp_path / "gone.ptx").symlink_to(tmp_path / "deleted.ptx")
     p = run("analyze", str(tmp_path))
     assert p.returncode == 2
-    assert f"error: {tmp_path / 'gone.ptx'}: dangling symbolic link (to {tmp_path / 'deleted.ptx'}" in p.stderr
+    assert f"{tmp_path / 'gone.ptx'}: error: dangling symbolic link (to {tmp_path / 'deleted.ptx'}" in p.stderr
     assert "kernel saxpy" in p.stdout  # the good file is still analysed
     p = run("parse", str(tmp_path / "gone.ptx"))
     assert p.returncode == 2 and "dangling symbolic link" in p.stderr

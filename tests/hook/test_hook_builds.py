@@ -6,6 +6,7 @@ Objects and executables must be byte-identical to a plain build once nvcc's own 
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -225,9 +226,13 @@ def test_strict_fails_on_findings_at_the_configured_severity(tmp_path: Path):
     args = ["-c", "-arch=sm_90", "-lineinfo", "src/kernel.cu", "-o", "k.o"]
     failed = run([hook, "--strict", "nvcc", *args], project, env)
     assert failed.returncode == 1 and "[PS201]" in failed.stderr and not (project / "k.o").exists()
+    # what fails the step is an error, as -Werror prints it
+    assert re.search(r"^src/util\.cuh:\d+:\d+: error: .*\[PS201\]$", failed.stderr, re.M), failed.stderr
+    assert ": warning: " not in failed.stderr
     (project / "ptxstatic.toml").write_text('fail-on = "error"\n')
     passed = run([hook, "--strict", "nvcc", *args], project, env)
     assert passed.returncode == 0 and "[PS201]" in passed.stderr and (project / "k.o").exists()
+    assert re.search(r"^src/util\.cuh:\d+:\d+: warning: .*\[PS201\]$", passed.stderr, re.M), passed.stderr
     (project / "src/kernel.cu").write_text((project / "src/kernel.cu").read_text().replace(
         "v = exchange(tile, v);", "v = exchange(tile, v);  // ptxstatic: ignore[PS201]"))
     (project / "ptxstatic.toml").unlink()

@@ -70,8 +70,8 @@ def test_pickled_arrays_are_never_loaded(tmp_path: Path) -> None:
     card = json.loads((d / CARD).read_text())
     card["arrays"]["sha256"] = sha256_file(weights)
     (d / CARD).write_text(json.dumps(card))
-    with pytest.raises(PtxstaticError, match="unreadable model arrays"):
-        load_model(d)
+    with pytest.raises(PtxstaticError, match="array 'surface' does not match the model card's listing"):
+        load_model(d)  # its header (an object array) is refused before np.load reads the data
     assert not Boom.target.exists()
     np.load(weights, allow_pickle=True)["surface"]  # what a pickle-trusting loader would do
     assert Boom.target.exists()
@@ -134,6 +134,41 @@ def test_a_large_stored_array_is_refused(tmp_path: Path, monkeypatch: pytest.Mon
     monkeypatch.setattr(artifacts, "MODEL_ARRAY_BYTES", 1024)
     with pytest.raises(PtxstaticError, match=r"exceeds the limit of a model array \(1,024 bytes\)"):
         load_arrays(*read_card(d))
+
+
+def test_a_model_listing_more_than_the_total_is_refused_from_its_card(tmp_path: Path) -> None:
+    """Eleven arrays of 240 MB each (within the per-array cap, 2.6 GB together: what an 11 MB file of zeros
+    decompresses to) are refused from the card's listing, before the array file is opened: here it is not
+    even an archive, and its checksum is wrong."""
+    from ptxstatic.limits import MODEL_TOTAL_BYTES
+
+    d = _model(tmp_path)
+    listing = {f"a{i}": {"shape": [30_000_000], "dtype": "float64"} for i in range(11)}
+    _rewrite_card(d, arrays={"file": WEIGHTS, "sha256": "0" * 64, "listing": listing})
+    (d / WEIGHTS).write_bytes(b"not an archive")
+    with pytest.raises(PtxstaticError, match=rf"arrays take 2,640,000,000 bytes, over the limit of a model "
+                                             rf"\({MODEL_TOTAL_BYTES:,} bytes\)"):
+        load_model(d)
+
+
+@pytest.mark.parametrize("entry", [{"shape": [-1], "dtype": "float64"}, {"shape": [3, 200], "dtype": "object"},
+                                   {"shape": "3x200", "dtype": "float64"}, {"shape": [3, 200]}, "float64"])
+def test_a_malformed_listing_entry_is_refused(tmp_path: Path, entry: object) -> None:
+    d = _model(tmp_path)
+    card = json.loads((d / CARD).read_text())
+    card["arrays"]["listing"]["surface"] = entry
+    (d / CARD).write_text(json.dumps(card))
+    with pytest.raises(PtxstaticError, match="array 'surface' has no valid numeric shape and dtype in the listing"):
+        load_model(d)
+
+
+def test_an_archive_member_the_card_does_not_list_is_refused(tmp_path: Path) -> None:
+    d = _model(tmp_path)
+    with zipfile.ZipFile(d / WEIGHTS, "a") as z, z.open("extra.npy", "w") as f:
+        np.lib.format.write_array(f, np.zeros(4))
+    _with_checksum(d)
+    with pytest.raises(PtxstaticError, match="arrays do not match the model card's listing"):
+        load_model(d)
 
 
 def test_symbolic_links_in_a_model_directory_are_refused(tmp_path: Path) -> None:

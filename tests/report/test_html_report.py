@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 from support.check import env
-from support.paths import ROOT, needs_nvcc
-from support.report import KERNELS_CU, KERNELS_PTX, LAUNCH, Built
+from support.paths import DATA, ROOT, needs_nvcc
+from support.report import KERNELS_CU, KERNELS_PTX, LAUNCH, Built, blocks_outside
 
 from ptxstatic.config import Config
 from ptxstatic.counts.static.estimate import estimate_counts
@@ -162,6 +162,26 @@ def test_block_graph_svg(built: Built, use_dot: bool):
     for b in kernel.blocks:
         assert f'id="g_b{b.id}"' in svg
         assert re.search(rf'xlink:href="#line{b.id}"', svg)
+
+
+@pytest.mark.parametrize("use_dot", [pytest.param(True, marks=needs_dot), False], ids=["dot", "networkx"])
+@pytest.mark.parametrize("ptx", [KERNELS_PTX, DATA / "rules" / "ptx" / "lineinfo" / "ps201_barrier.ptx"],
+                         ids=["report-kernels", "divergent-barriers"])
+def test_every_block_is_drawn_inside_the_graph(models, use_dot: bool, ptx: Path):
+    """Each block's box lies inside the drawing, for every kernel of the report's file and of the
+    divergent-barrier kernels (before, without dot, 0 of matmul_tiled's 4 blocks and 1 of 7 were inside)."""
+    with contextlib.chdir(ROOT):
+        report = file_report(str(ptx.relative_to(ROOT)), Config(), models, None)
+    for kernel in report.kernels:
+        svg = block_graph_svg(kernel, lambda b: None, "g", use_dot=use_dot)
+        assert blocks_outside(svg, "g", [b.id for b in kernel.blocks]) == [], kernel.name
+
+
+def test_the_model_heading_names_the_kind_only_when_it_differs(built: Built):
+    card = built.report.card
+    assert card["name"] == card["kind"] == "physical"
+    assert "<h2>The model: physical for gtxtitanx</h2>" in built.html
+    assert "physical (physical)" not in built.html
 
 
 def _report(*args: str, cwd: Path, tmp: Path) -> subprocess.CompletedProcess:

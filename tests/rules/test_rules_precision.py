@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 from support.paths import FIXTURES
-from support.rules import found, kernels, lint, marked
+from support.rules import found, kernels, lint, marked, ptx, source
 
 from ptxstatic.config import Config
 from ptxstatic.ptx import parse_file
@@ -18,6 +18,7 @@ from ptxstatic.rules.engine import lint_module
 
 STEM = "ps4_precision"
 TITANX = Config(gpu="titanx")
+
 
 
 def test_accidental_double_reports_exactly_the_marked_lines():
@@ -39,6 +40,34 @@ def test_accidental_double_names_the_cause():
     loop = by_kernel["ps401_double_in_loop"]
     assert loop.properties["conversions"] == 5 and "inside a loop" in loop.message
     assert loop.properties["constants"] == ["3.0", "0.5"]
+
+
+def test_accidental_double_points_at_the_cause_not_where_the_conversion_was_moved():
+    """ps401_hoisted_literal: nvcc widens k and computes 2.0 * k (as k + k) once, before the loop, under the
+    line information of `float k = in[i + n];` (six lines above the literal); the finding is at the statement
+    with the literal, where the double is rounded back, once for all six conversions (k, and acc in the
+    loop's four unrolled copies and its remainder)."""
+    lines = source(STEM).read_text().splitlines()
+    [finding] = [f for f in lint(STEM, "PS401") if f.kernel == "ps401_hoisted_literal"]
+    assert "2.0 * k" in lines[finding.source.line - 1]
+    assert finding.properties["conversions"] == 6 and finding.properties["constants"] == ["2.0"]
+    assert "a double-precision math function" not in finding.message
+    fn = parse_file(ptx(STEM)).function("ps401_hoisted_literal")
+    widened = [ins.loc.line for ins in fn.instructions if ins.opcode == "cvt.f64.f32"]
+    assert len(widened) == 6
+    assert "float k = in[i + n];" in lines[min(widened) - 1]  # where the compiler put the first conversion
+    assert fn.instructions[[i.line for i in fn.instructions].index(finding.ptx.line)].opcode == "cvt.rn.f32.f64"
+
+
+def test_a_long_literal_expression_is_not_called_a_math_function():
+    """13 fp64 fma for one widened float, with double literals and nothing done on the double's bits: the
+    cause is the literals; exp() (argument reduction on the double's halves) is a math function."""
+    by_kernel = {f.kernel: f for f in lint(STEM, "PS401")}
+    polynomial = by_kernel["ps401_literal_polynomial"]
+    assert polynomial.properties["fp64_instructions"] >= 12 and not polynomial.properties["math_function"]
+    assert "double constants in the expression: 0.5, 1.5, 2.5" in polynomial.message
+    assert "math function" not in polynomial.message
+    assert by_kernel["ps401_double_function"].properties["math_function"]
 
 
 def test_accidental_double_without_line_information_and_in_debug_builds():

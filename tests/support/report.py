@@ -23,3 +23,23 @@ class Built:
     report: FileReport
     page: Path
     html: str
+
+
+def blocks_outside(svg: str, salt: str, block_ids: list[int]) -> list[int]:
+    """The blocks of a graph ``<svg>`` whose box (the paths in its group ``{salt}_b{id}``) is not wholly inside
+    the drawing's view box."""
+    import re
+    import xml.etree.ElementTree as ET
+
+    ns = "{http://www.w3.org/2000/svg}"
+    root = ET.fromstring(svg)
+    x0, y0, width, height = (float(v) for v in root.get("viewBox").split())
+    groups = {g.get("id"): g for g in root.iter(f"{ns}g")}
+    out = []
+    for b in block_ids:
+        numbers = [float(n) for path in groups[f"{salt}_b{b}"].iter(f"{ns}path")
+                   for n in re.findall(r"-?\d+(?:\.\d+)?", path.get("d", ""))]
+        xs, ys = numbers[0::2], numbers[1::2]
+        if not xs or min(xs) < x0 or max(xs) > x0 + width or min(ys) < y0 or max(ys) > y0 + height:
+            out.append(b)
+    return out

@@ -16,7 +16,8 @@ from ptxstatic.rules.places import by_line, is_library_function, loop_depth
 from ptxstatic.rules.registry import rule
 from ptxstatic.rules.target import is_debug
 
-#: fp64 instructions in one chain from which it is reported as a double-precision math function
+#: fp64 instructions in one chain, from which a chain that also works on a double's bits (as the math
+#: library's argument reduction and scaling do) is reported as a double-precision math function
 FUNCTION_SIZE = 12
 
 
@@ -27,6 +28,7 @@ class Chain:
     widen: int
     arithmetic: set[int] = field(default_factory=set)  # fp64 arithmetic instructions
     narrows: set[int] = field(default_factory=set)  # cvt.f32.f64 reached
+    bits: bool = False  # a double of the chain is taken apart or made from 32-bit halves (a math function's work)
 
 
 def is_widen(ins: Instruction) -> bool:
@@ -58,6 +60,8 @@ def follow(ctx: RuleContext, widen: int, users: dict[int, list[int]]) -> Chain:
             ins = ctx.instructions[u]
             if is_narrow(ins):
                 chain.narrows.add(u)
+            elif ins.info.opcode == "mov" and ins.info.dtype != "f64":
+                chain.bits = True  # mov.b64 {lo, hi}, %fd: argument reduction, scaling by a power of two
             elif _carries_double(ins):
                 if is_fp64_arithmetic(ins):
                     chain.arithmetic.add(u)
@@ -96,44 +100,47 @@ def accidental_double(ctx: RuleContext) -> Iterator[Finding]:
         if any(_reaches_itself(users, a, inside) for a in chain.arithmetic):
             continue  # a double recurrence: the double is wanted
         chains.append(chain)
-    by_widen = {c.widen: c for c in chains}
-    if not by_widen:
+    if not chains:
         return
     if not ctx.mc.has_line_info:  # one finding per function: the PTX lines of one expression are many
-        yield _finding(ctx, chains)
+        yield _finding(ctx, chains, min(n for c in chains for n in c.narrows))
         return
-    for group in by_line(ctx, by_widen).values():
-        yield _finding(ctx, [by_widen[w] for w in group])
+    # where the double is rounded back is the statement that holds its cause (the literal, the call): the
+    # compiler may move the widening up to where the float was computed, never the rounding
+    for narrows in by_line(ctx, {n for c in chains for n in c.narrows}).values():
+        yield _finding(ctx, [c for c in chains if c.narrows & set(narrows)], narrows[0])
 
 
-def _finding(ctx: RuleContext, chains: list[Chain]) -> Finding:
+def _finding(ctx: RuleContext, chains: list[Chain], at: int) -> Finding:
     arithmetic = sorted(set().union(*(c.arithmetic for c in chains)))
     ops = sorted({ctx.instructions[i].info.opcode + ".f64" for i in arithmetic})
     constants = _constants(ctx, arithmetic)
     per_chain = max(len(c.arithmetic) for c in chains)
-    if per_chain >= FUNCTION_SIZE:
+    function = any(c.bits and len(c.arithmetic) >= FUNCTION_SIZE for c in chains)
+    if function:
         cause = f"a double-precision math function ({per_chain} fp64 instructions per call)"
     elif constants:
         cause = "double constants in the expression: " + ", ".join(constants[:3])
     else:
         cause = "a double operand"
-    at = chains[0].widen
     message = f"float widened to double for {', '.join(ops)} and rounded back to float, because of {cause}"
-    if any(loop_depth(ctx, c.widen) for c in chains):
+    if loop_depth(ctx, at):
         message += " (inside a loop)"
     return ctx.finding(at, message, properties={
         "conversions": len(chains), "fp64_instructions": len(arithmetic), "fp64_ops": ops,
-        "constants": constants, "math_function": per_chain >= FUNCTION_SIZE})
+        "constants": constants, "math_function": function})
 
 
 def _constants(ctx: RuleContext, indexes: list[int]) -> list[str]:
-    """The double immediates the instructions use, as C literals (``2.5``), in order of first use."""
+    """The double immediates the instructions use, as C literals (``2.5``), in order of first use; an
+    ``add.f64 d, x, x`` is the ``2.0 * x`` the compiler made an addition of."""
     out: list[str] = []
     for i in indexes:
-        for op in ctx.instructions[i].operands:
-            if isinstance(op, Imm):
-                value = float(literal(op.text, op.value, np.dtype(np.float64)))
-                text = repr(value)
-                if text not in out:
-                    out.append(text)
+        ins = ctx.instructions[i]
+        values = [float(literal(op.text, op.value, np.dtype(np.float64))) for op in ins.operands if isinstance(op, Imm)]
+        if ins.info.opcode == "add" and len(ins.operands) == 3 and ins.operands[1] == ins.operands[2]:
+            values.append(2.0)
+        for text in map(repr, values):
+            if text not in out:
+                out.append(text)
     return out

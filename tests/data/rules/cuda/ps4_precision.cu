@@ -102,3 +102,35 @@ extern "C" __global__ void ok_float_loop_double_once(const float* c, float* out,
     out[i] = acc;
     scaled[i] = acc * scale;
 }
+
+// ------------------------------------------------------------------------------------- PS401 at the cause
+
+// nvcc computes 2.0 * k once, before the loop, at the line where k is loaded (a cvt.f64.f32 and an add.f64
+// there), and widens acc on the line below: the finding is where the double literal is written, not where
+// the compiler moved the conversion.
+extern "C" __global__ void ps401_hoisted_literal(const float* in, float* out, int n, int steps, float dt)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    float c = in[i];
+    float k = in[i + n];
+    float acc = 0.0f;
+    for (int s = 0; s < steps; ++s) {
+        float north = in[i + s] - c;
+        float south = in[i + s + 1] - c;
+        acc += north * south;
+        acc = acc * dt + 2.0 * k;  // expect: PS401
+    }
+    out[i] = acc;
+}
+
+// A long polynomial in double literals: many fp64 instructions for one widened float, and no math function.
+extern "C" __global__ void ps401_literal_polynomial(const float* in, float* out, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        float x = in[i];
+        out[i] = ((((((((((((x * 0.5 + 1.5) * x + 2.5) * x + 3.5) * x + 4.5) * x + 5.5) * x + 6.5) * x + 7.5) * x + 8.5) * x + 9.5) * x + 10.5) * x + 11.5) * x + 12.5) * x + 13.5;  // expect: PS401, PS402
+    }
+}
