@@ -135,7 +135,16 @@ class FunctionScope:
         return None
 
     def register_type(self, name: str) -> str | None:
-        """The declared type of a register ('' when unknown, e.g. a vector register), None if undeclared."""
+        """The declared type of a register ('' when unknown, e.g. a vector register), None if undeclared (a
+        component of a special register whose name is declared as a register, ``%tid.x`` after ``.reg .b32 %tid``,
+        is undeclared: ptxas reads ``.x`` as a video selector of that register)."""
+        rtype = self._declared_type(name)
+        if rtype is not None:
+            return rtype
+        base, dot, _ = name.partition(".")
+        return None if dot and self._declared_type(base) is not None else special_register_type(name)
+
+    def _declared_type(self, name: str) -> str | None:
         for scope in reversed(self.scopes):
             rtype = scope.registers.get(name)
             if rtype is not None:
@@ -144,7 +153,7 @@ class FunctionScope:
             rtype = self._in_range(scope, name)
             if rtype is not None:
                 return rtype
-        return special_register_type(name)
+        return None
 
     def variable(self, name: str) -> A.VarDecl | None:
         for scope in reversed(self.scopes):
@@ -223,13 +232,10 @@ def check_instruction(ins: A.Instruction, scope: FunctionScope) -> str:
     for w in words:
         if _TYPE_LIKE.fullmatch(w) and w not in isa.TYPE_BITS:
             return f"unknown type .{w} in {ins.opcode!r}"
-    need = isa.REQUIRES.get(opcode)
-    if need is not None and scope.target:
-        arch, version = need
-        if not isa.target_supports(scope.target, arch):
-            return f"{opcode!r} requires .target {arch} or later (the module targets {scope.target})"
-        if scope.version < version:
-            return f"{opcode!r} requires PTX ISA {version[0]}.{version[1]} or later"
+    for what, arch, version in isa.requirements(ins.opcode) if scope.target else ():
+        problem = isa.unmet(what, arch, version, scope.target, scope.version)
+        if problem:
+            return problem
     if ins.guard is not None:
         gtype = scope.register_type(ins.guard.name)
         if gtype != "pred":
