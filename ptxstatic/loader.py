@@ -50,6 +50,7 @@ def read_input(path: str, flags: str | list[str] | None = None, *, text: str | N
     if path == STDIN:
         return read_stdin(), ()
     if path.endswith(CUDA_SUFFIXES):
+        _refuse_binary(Path(cwd or ".") / path, path)
         compiled = compile_ptx(path, nvcc_args(flags), cwd=cwd, nvcc=nvcc, dependencies=dependencies,
                                cancel=cancel)
         return compiled.text, compiled.dependencies
@@ -59,6 +60,19 @@ def read_input(path: str, flags: str | list[str] | None = None, *, text: str | N
     if p.is_symlink() and not p.exists():
         raise PtxstaticError(f"{path}: dangling symbolic link (to {os.readlink(p)}, which does not exist)")
     return read_ptx(path), (os.path.abspath(path),)
+
+
+def _refuse_binary(file: Path, shown: str) -> None:
+    """A CUDA source holding a NUL byte is binary, not C++: a one-line :class:`SourceError` instead of nvcc's
+    pages of garbage (an unreadable file is left to nvcc to report)."""
+    try:
+        data = file.read_bytes()
+    except OSError:
+        return
+    at = data.find(b"\0")
+    if at >= 0:
+        raise SourceError(shown, data.count(b"\n", 0, at) + 1, 1,
+                          f"file is binary (a NUL byte at offset {at}), not CUDA source")
 
 
 def load_module(path: str, flags: str | list[str] | None = None, *, text: str | None = None, name: str | None = None,

@@ -51,6 +51,9 @@ TYPE_BITS: dict[str, int] = {
     "b128": 128, "b1024": 1024,
 }
 TYPES = frozenset(TYPE_BITS)
+#: the types a variable or register may be declared with (a register may also be .pred, a parameter not .f16x2)
+VARIABLE_TYPES = frozenset({"b8", "b16", "b32", "b64", "b128", "s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64",
+                            "f16", "f16x2", "f32", "f64"})
 _HALF_TYPES = frozenset({
     "f16", "bf16", "f16x2", "bf16x2", "tf32", "e4m3", "e5m2", "e2m1", "e2m3", "e3m2", "ue8m0",
     "e4m3x2", "e5m2x2", "e2m1x2", "e2m3x2", "e3m2x2", "ue8m0x2", "e4m3x4", "e5m2x4", "e2m1x4", "e2m3x4",

@@ -97,6 +97,8 @@ def literal_problem(itype: str, text: str) -> str:
     """Why a numeric literal cannot be an operand of type ``itype`` ('' when it can)."""
     try:
         A.parse_number(text)
+    except A.ConstantOverflow as exc:
+        return str(exc)
     except ValueError:
         return f"invalid constant {text!r}" + (" (a leading 0 means octal)" if text.lstrip("-")[:1] == "0" else "")
     is_float = literal_class(text) == "float"
@@ -212,6 +214,8 @@ class OperandChecker:
             return f"{opcode!r} takes one state space, found {len(spaces)}"
         if "nc" in self.info.cache and self.info.space != "global":
             return ".nc is only for .global loads"
+        if opcode in ("st", "atom", "red") and self.info.space == "const":
+            return f"'{opcode}' cannot write the read-only .const state space"
         return ""
 
     def _count(self, opcode: str) -> str:

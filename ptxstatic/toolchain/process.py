@@ -34,7 +34,8 @@ def run_tool(argv: list[str], timeout_s: float, what: str, *, cwd: str | None = 
     """
     try:
         if cancel is None:
-            return subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s, check=False, cwd=cwd)
+            return subprocess.run(argv, capture_output=True, text=True, errors="replace", timeout=timeout_s,
+                                  check=False, cwd=cwd)
         return _run_cancellable(argv, timeout_s, what, cwd, cancel)
     except subprocess.TimeoutExpired:
         raise PtxstaticError(f"{what}: {argv[0]} did not finish in {timeout_s:.0f} s") from None
@@ -47,7 +48,7 @@ def _run_cancellable(argv: list[str], timeout_s: float, what: str, cwd: str | No
     if cancel.is_set():
         raise ToolCancelled(f"{what}: cancelled")
     deadline = time.monotonic() + timeout_s
-    with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd,
+    with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace", cwd=cwd,
                           start_new_session=os.name == "posix") as proc:
         while True:
             try:

@@ -56,9 +56,10 @@ def compile_and_assemble(src: Path, arch: str, out: Path, build_ptx) -> tuple[st
 
 @pytest.mark.slow
 @needs_ptxas
-def test_what_ptxas_assembles_analyze_accepts_for_every_target(build_ptx, tmp_path):
+def test_what_ptxas_assembles_analyze_accepts_for_every_target(build_ptx, tmp_path, monkeypatch):
     if shutil.which("nvcc") is None:
         pytest.skip("nvcc is not on the PATH: CUDA sources cannot be compiled here")
+    monkeypatch.chdir(tmp_path)  # cicc given switches.cu's -Xllc option writes a file named llc where it runs
     targets = nvcc_targets()
     jobs = [(src, arch) for arch in targets for src in sources()]
     with ThreadPoolExecutor(4) as pool:
