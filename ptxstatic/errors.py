@@ -31,5 +31,15 @@ class SourceError(PtxstaticError):
         text = str(self)
         if self.source_line:
             shown = self.source_line.rstrip("\n").expandtabs(1)
-            text += f"\n  {shown}\n  {' ' * max(0, self.column - 1)}^"
+            shown = "".join(c if c.isprintable() else "?" for c in shown)  # a binary line stays one terminal line
+            caret = max(0, self.column - 1)
+            if len(shown) > SHOWN_LINE_CHARS:  # the part of a long line around the column
+                start = max(0, min(caret - SHOWN_LINE_CHARS // 2, len(shown) - SHOWN_LINE_CHARS))
+                shown = shown[start:start + SHOWN_LINE_CHARS]
+                caret -= start
+            text += f"\n  {shown}\n  {' ' * caret}^"
         return text
+
+
+#: characters of a source line an error shows under its message
+SHOWN_LINE_CHARS = 160

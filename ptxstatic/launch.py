@@ -8,6 +8,7 @@ the same form the microbenchmark manifests use.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -25,11 +26,13 @@ from ptxstatic.limits import (
 
 #: buffer fill patterns: zeros, ones, iota (0, 1, 2, ...), random (uniform [0, 1) or integers, seeded), const:V
 FILLS = ("zeros", "ones", "iota", "random", "const")
+#: the keys of a launch's JSON form (:meth:`Launch.to_dict`)
+LAUNCH_FIELDS = frozenset({"grid", "block", "shared_bytes", "args"})
 
 
 def dim3(text: str | int | list | tuple) -> tuple[int, int, int]:
     """``128`` / ``128,2`` / ``[128, 2, 1]`` -> (128, 2, 1)."""
-    if isinstance(text, int):
+    if type(text) is int:
         parts = [text]
     elif isinstance(text, (list, tuple)):
         parts = list(text)
@@ -38,7 +41,7 @@ def dim3(text: str | int | list | tuple) -> tuple[int, int, int]:
             parts = [int(p) for p in str(text).replace("x", ",").split(",") if p.strip()]
         except ValueError:
             raise PtxstaticError(f"bad dimensions {text!r}: expected X[,Y[,Z]] with positive integers") from None
-    if not 1 <= len(parts) <= 3 or any(not isinstance(p, int) or p < 1 for p in parts):
+    if not 1 <= len(parts) <= 3 or any(type(p) is not int or p < 1 for p in parts):  # True is not 1 here
         raise PtxstaticError(f"bad dimensions {text!r}: expected X[,Y[,Z]] with positive integers")
     return tuple(parts + [1] * (3 - len(parts)))  # type: ignore[return-value]
 
@@ -150,14 +153,51 @@ class Launch:
 
     @classmethod
     def from_dict(cls, d: dict) -> Launch:
-        try:
-            args = {
-                str(k): Buffer(**v) if isinstance(v, dict) else v for k, v in (d.get("args") or {}).items()
-            }
-            launch = cls(dim3(d.get("grid", 1)), dim3(d.get("block", 1)), int(d.get("shared_bytes", 0)), args)
-        except (TypeError, ValueError) as exc:
-            raise PtxstaticError(f"bad launch specification: {exc}") from None
+        """The launch of :meth:`to_dict`'s form, each value checked: dimensions of positive integers, an integer
+        of shared memory, and arguments that are numbers or buffers; a :class:`PtxstaticError` otherwise."""
+        args = d.get("args", {})
+        if not isinstance(args, dict):
+            raise PtxstaticError(f"bad launch specification: args must be an object of NAME: VALUE, not {args!r}")
+        shared = d.get("shared_bytes", 0)
+        if type(shared) is not int:
+            raise PtxstaticError(f"bad launch specification: shared_bytes must be an integer, not {shared!r}")
+        launch = cls(dim3(d.get("grid", 1)), dim3(d.get("block", 1)), shared,
+                     {str(k): _argument(str(k), v) for k, v in args.items()})
         return launch.validate()
+
+
+#: the fields of a buffer argument in a launch's JSON, with the Python types each takes
+BUFFER_FIELDS: dict[str, tuple[type, ...]] = {"dtype": (str,), "count": (int,), "fill": (str,), "value": (int, float),
+                                              "seed": (int,), "output": (bool,)}
+
+
+def _argument(name: str, value: Any) -> int | float | Buffer:
+    """A launch argument of the JSON form: a number, or a buffer as an object of :data:`BUFFER_FIELDS`."""
+    where = f"bad launch specification: argument {name!r}"
+    if isinstance(value, dict):
+        for key, item in value.items():
+            types = BUFFER_FIELDS.get(key)
+            if types is None:
+                raise PtxstaticError(f"{where}: unknown buffer field {key!r}; the fields: {', '.join(BUFFER_FIELDS)}")
+            if type(item) not in types:
+                raise PtxstaticError(f"{where}: {key} must be {' or '.join(t.__name__ for t in types)}, not {item!r}")
+        missing = [key for key in ("dtype", "count") if key not in value]
+        if missing or value["count"] < 0:
+            raise PtxstaticError(f"{where}: a buffer needs a dtype and a count of 0 or more")
+        if value.get("fill", "zeros") not in FILLS:
+            raise PtxstaticError(f"{where}: unknown buffer fill {value['fill']!r}: one of {', '.join(FILLS)}")
+        return Buffer(**value)
+    if type(value) not in (int, float):  # True is not a number here
+        raise PtxstaticError(f"{where}: expected a number or a buffer object, not {value!r}")
+    return value
+
+
+def _finite_float(text: str) -> float:
+    """A float of the text, or a :class:`PtxstaticError` when it overflows a 64-bit float (``1e309``)."""
+    value = float(text)
+    if math.isinf(value) and "inf" not in text.lower():
+        raise PtxstaticError(f"{text} overflows a 64-bit float")
+    return value
 
 
 def parse_arg(text: str) -> tuple[str, int | float | Buffer]:
@@ -189,9 +229,11 @@ def parse_arg(text: str) -> tuple[str, int | float | Buffer]:
         return name, int(value, 0)
     except ValueError:
         try:
-            return name, float(value)
+            return name, _finite_float(value)
         except ValueError:
             raise PtxstaticError(f"bad --param {text!r}: VALUE must be a number or a buf: spec") from None
+        except PtxstaticError as exc:
+            raise PtxstaticError(f"bad --param {text!r}: {exc}") from None
 
 
 def fill_of(parts: list[str]) -> str:
@@ -205,11 +247,15 @@ def launch_from_spec(spec: str) -> Launch:
     text = spec.strip()
     if text.startswith("{") or text.endswith(".json"):
         try:
-            raw = json.loads(text if text.startswith("{") else Path(text).read_text())
-        except (OSError, json.JSONDecodeError) as exc:
+            raw = json.loads(text if text.startswith("{") else Path(text).read_text(), parse_float=_finite_float)
+        except (OSError, UnicodeDecodeError, ValueError, PtxstaticError) as exc:  # JSONDecodeError is a ValueError
             raise PtxstaticError(f"bad --launch {spec!r}: {exc}") from None
         if not isinstance(raw, dict):
             raise PtxstaticError(f"bad --launch {spec!r}: expected a JSON object")
+        unknown = sorted(set(raw) - LAUNCH_FIELDS)
+        if unknown:
+            raise PtxstaticError(f"bad --launch {spec!r}: unknown key {unknown[0]!r}; the keys: "
+                                 + ", ".join(sorted(LAUNCH_FIELDS)))
         return Launch.from_dict(raw)
     grid, sep, block = text.partition("/")
     if not sep:

@@ -43,6 +43,8 @@ STATIC_CLASS_CTAS = 256
 STATIC_MAX_SECONDS = 1.5
 
 # ------------------------------------------------------------------------------------------ sizes
+#: ``{ }`` blocks nested inside a function body: ptxas 13's parser gives up deeper ("memory exhausted")
+MAX_BLOCK_NESTING = 1663
 #: threads of one warp on every CUDA GPU
 WARP_SIZE = 32
 #: threads of one CTA, and per block dimension (x, y, z), on every CUDA GPU since compute capability 2.0
@@ -52,6 +54,8 @@ MAX_BLOCK_DIMS = (1024, 1024, 64)
 MAX_GRID_DIMS = ((1 << 31) - 1, 65535, 65535)
 #: dynamic shared memory of one CTA: the largest opt-in amount of any GPU (227 KiB, sm_90 and sm_100)
 MAX_DYNAMIC_SHARED_BYTES = 227 * 1024
+#: static shared memory of one kernel (its .shared variables and those of what it calls) on every target
+MAX_STATIC_SHARED_BYTES = 48 * 1024
 #: instructions of an executed sequence kept in expanded form (the compact form is never cut)
 SEQUENCE_CAP = 20_000
 #: bytes of global memory (variables, parameters, buffers) one emulated launch may lay out; only the 4 KiB

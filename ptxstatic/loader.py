@@ -52,6 +52,7 @@ def read_input(path: str, flags: str | list[str] | None = None, *, text: str | N
     if text is None:
         _check_readable(path, cwd)
     if path.endswith(CUDA_SUFFIXES):
+        _refuse_binary(Path(cwd or ".") / path, path)
         compiled = compile_ptx(path, nvcc_args(flags), cwd=cwd, nvcc=nvcc, dependencies=dependencies,
                                cancel=cancel)
         return compiled.text, compiled.dependencies
@@ -73,6 +74,21 @@ def _check_readable(path: str, cwd: str | None) -> None:
         os.close(os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)))  # non-blocking: a FIFO does not hang
     except OSError as exc:
         raise SourceError(path, 0, 0, f"cannot read: {exc.strerror or exc}") from None
+
+
+def _refuse_binary(file: Path, shown: str) -> None:
+    """A CUDA source holding a NUL byte is binary, not C++: a one-line :class:`SourceError` instead of nvcc's
+    pages of garbage (an unreadable file is left to nvcc to report)."""
+    if not file.is_file():  # a FIFO is left to nvcc, not read here
+        return
+    try:
+        data = file.read_bytes()
+    except OSError:
+        return
+    at = data.find(b"\0")
+    if at >= 0:
+        raise SourceError(shown, data.count(b"\n", 0, at) + 1, 1,
+                          f"file is binary (a NUL byte at offset {at}), not CUDA source")
 
 
 def load_module(path: str, flags: str | list[str] | None = None, *, text: str | None = None, name: str | None = None,

@@ -99,7 +99,12 @@ def resolve_launch(grid: str | None, block: str | None, shared_bytes: int | None
         launch.block = dim3(block)
     if shared_bytes is not None:
         launch.shared_bytes = shared_bytes
-    launch.args.update(dict(parse_arg(p) for p in params))
+    given = [parse_arg(p) for p in params]
+    names = [name for name, _ in given]
+    twice = next((name for i, name in enumerate(names) if name in names[:i]), None)
+    if twice is not None:
+        raise PtxstaticError(f"--param {twice} is given twice; give each parameter once")
+    launch.args.update(given)
     return launch.validate()
 
 

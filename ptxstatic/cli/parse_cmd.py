@@ -15,21 +15,22 @@ from ptxstatic.cli.inputs import modules
 @click.pass_context
 def parse(ctx: click.Context, files: tuple[str, ...], fmt: str, nvcc_flags: str) -> None:
     """Parse PTX FILES (.ptx, .cu compiled with nvcc, directories, or - for stdin)."""
-    from ptxstatic.ptx.to_json import module_json
+    from ptxstatic.ptx.to_json import module_json, room_for_nesting
     from ptxstatic.report.analysis_text import parse_summary
     from ptxstatic.report.json_doc import error_json, json_document, kernel_entry
 
     failed = False
     dumped, kernels, errors = [], [], []
-    for m in modules(files, nvcc_flags):
-        failed |= bool(m.errors)
+    with room_for_nesting():
+        for m in modules(files, nvcc_flags):
+            failed |= bool(m.errors)
+            if fmt == "json":
+                dumped.append(module_json(m))
+                kernels += [kernel_entry(m.filename, k.name, {}) for k in m.kernels]
+                errors += [error_json(e, m.filename) for e in m.errors]
+            elif m.items:
+                click.echo(parse_summary(m))
         if fmt == "json":
-            dumped.append(module_json(m))
-            kernels += [kernel_entry(m.filename, k.name, {}) for k in m.kernels]
-            errors += [error_json(e, m.filename) for e in m.errors]
-        elif m.items:
-            click.echo(parse_summary(m))
-    if fmt == "json":
-        click.echo(json_document("parse", kernels, errors, files=dumped))
+            click.echo(json_document("parse", kernels, errors, files=dumped))
     if failed:
         ctx.exit(2)

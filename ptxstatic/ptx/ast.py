@@ -270,11 +270,15 @@ class Function:
 
 
 def _flatten(body: tuple[Statement, ...], out: list[Statement]) -> None:
-    for s in body:
-        if isinstance(s, Block):
-            _flatten(s.body, out)
-        else:
+    stack = [iter(body)]  # iterators of the open blocks (no recursion: blocks nest up to MAX_BLOCK_NESTING deep)
+    while stack:
+        for s in stack[-1]:
+            if isinstance(s, Block):
+                stack.append(iter(s.body))
+                break
             out.append(s)
+        else:
+            stack.pop()
 
 
 @dataclass(slots=True)
@@ -409,16 +413,34 @@ def parse_number(text: str) -> int | float:
     else:
         t = t.rstrip("U")
         if t[:2] in ("0x", "0X"):
-            v = int(t, 16)
+            v = _integer(text, t[2:], 16)
         elif t[:2] in ("0b", "0B"):
-            v = int(t, 2)
+            v = _integer(text, t[2:], 2)
         elif any(c in t for c in ".eE"):
             v = float(t)
         elif len(t) > 1 and t[0] == "0":
-            v = int(t, 8)
+            v = _integer(text, t[1:], 8)
         else:
-            v = int(t)
+            v = _integer(text, t, 10)
     return -v if neg else v
+
+
+class ConstantOverflow(ValueError):
+    """An integer literal that ptxas refuses as a "constant overflow"."""
+
+
+def _integer(text: str, digits: str, base: int) -> int:
+    """The digits' value as ptxas reads them: modulo 2^64, and a :class:`ConstantOverflow` when a digit follows a
+    value of 2^63 or more (so 2^64 passes, as 0, and 10^20 does not)."""
+    value = int(digits, base)
+    if value < 1 << 63:
+        return value
+    value = 0
+    for d in digits:
+        if value >= 1 << 63:
+            raise ConstantOverflow(f"integer constant {text} does not fit 64 bits")
+        value = (value * base + int(d, base)) & ((1 << 64) - 1)
+    return value
 
 
 def _trunc_div(a: int | float, b: int | float) -> int | float:

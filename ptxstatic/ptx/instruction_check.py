@@ -64,6 +64,9 @@ class FunctionScope:
         top = _Scope({}, {}, {}, {}, set())
         self.scopes = [top]
         for decl in (*fn.returns, *(fn.params or ())):
+            problem = declaration_problem(decl)
+            if problem:
+                self.fail(fn.line, fn.column, problem)
             if decl.space == "reg":
                 self._declare_registers(decl, fn.line, fn.column)
             else:
@@ -76,28 +79,38 @@ class FunctionScope:
         return self.errors
 
     def _body(self, body: tuple[A.Statement, ...], scope: _Scope) -> None:
-        for s in body:
-            if isinstance(s, A.Instruction):
-                self._instruction(s)
-            elif isinstance(s, A.VarDecl):
-                self._declaration(s)
-            elif isinstance(s, A.Label):
-                if s.name in scope.labels:
-                    self.fail(s.line, s.column, f"duplicate definition of label {s.name!r}")
-                scope.labels.add(s.name)
-            elif isinstance(s, A.Block):
-                inner = _Scope({}, {}, {}, {}, set())
-                self.scopes.append(inner)
-                self._body(s.body, inner)
-                self.scopes.pop()
-            elif isinstance(s, A.CallPrototype):
-                self.prototypes.add(s.name)
-            elif isinstance(s, A.BranchTargets) and s.kind == "branchtargets":
-                for t in s.targets:
-                    if t not in self.labels:
-                        self.fail(s.line, 1, f"undefined label {t!r} in .branchtargets")
+        stack = [(iter(body), scope)]  # the open blocks, without recursion (they nest up to MAX_BLOCK_NESTING deep)
+        while stack:
+            items, scope = stack[-1]
+            for s in items:
+                if isinstance(s, A.Instruction):
+                    self._instruction(s)
+                elif isinstance(s, A.VarDecl):
+                    self._declaration(s)
+                elif isinstance(s, A.Label):
+                    if s.name in scope.labels:
+                        self.fail(s.line, s.column, f"duplicate definition of label {s.name!r}")
+                    scope.labels.add(s.name)
+                elif isinstance(s, A.Block):
+                    inner = _Scope({}, {}, {}, {}, set())
+                    self.scopes.append(inner)
+                    stack.append((iter(s.body), inner))
+                    break
+                elif isinstance(s, A.CallPrototype):
+                    self.prototypes.add(s.name)
+                elif isinstance(s, A.BranchTargets) and s.kind == "branchtargets":
+                    for t in s.targets:
+                        if t not in self.labels:
+                            self.fail(s.line, 1, f"undefined label {t!r} in .branchtargets")
+            else:
+                stack.pop()
+                if stack:
+                    self.scopes.pop()
 
     def _declaration(self, v: A.VarDecl) -> None:
+        problem = declaration_problem(v)
+        if problem:
+            self.fail(v.line, v.column, problem)
         if v.space == "reg":
             self._declare_registers(v, v.line, v.column)
             return
@@ -110,7 +123,8 @@ class FunctionScope:
 
     def _declare_registers(self, v: A.VarDecl, line: int, column: int) -> None:
         scope = self.scopes[-1]
-        rtype = v.dtype if not any(a in ("v2", "v4", "v8") for a in v.attrs) else ""
+        vector = any(a in ("v2", "v4", "v8") for a in v.attrs)
+        rtype = v.dtype if not vector and v.dtype in isa.TYPE_BITS else ""  # an unknown type is refused already
         for d in v.names:
             names = [d.name] if d.count is None else [f"{d.name}{i}" for i in range(min(d.count, EXPAND_LIMIT))]
             taken = (d.name in scope.ranges or not scope.registers.keys().isdisjoint(names)
@@ -135,7 +149,16 @@ class FunctionScope:
         return None
 
     def register_type(self, name: str) -> str | None:
-        """The declared type of a register ('' when unknown, e.g. a vector register), None if undeclared."""
+        """The declared type of a register ('' when unknown, e.g. a vector register), None if undeclared (a
+        component of a special register whose name is declared as a register, ``%tid.x`` after ``.reg .b32 %tid``,
+        is undeclared: ptxas reads ``.x`` as a video selector of that register)."""
+        rtype = self._declared_type(name)
+        if rtype is not None:
+            return rtype
+        base, dot, _ = name.partition(".")
+        return None if dot and self._declared_type(base) is not None else special_register_type(name)
+
+    def _declared_type(self, name: str) -> str | None:
         for scope in reversed(self.scopes):
             rtype = scope.registers.get(name)
             if rtype is not None:
@@ -144,7 +167,7 @@ class FunctionScope:
             rtype = self._in_range(scope, name)
             if rtype is not None:
                 return rtype
-        return special_register_type(name)
+        return None
 
     def variable(self, name: str) -> A.VarDecl | None:
         for scope in reversed(self.scopes):
@@ -223,13 +246,10 @@ def check_instruction(ins: A.Instruction, scope: FunctionScope) -> str:
     for w in words:
         if _TYPE_LIKE.fullmatch(w) and w not in isa.TYPE_BITS:
             return f"unknown type .{w} in {ins.opcode!r}"
-    need = isa.REQUIRES.get(opcode)
-    if need is not None and scope.target:
-        arch, version = need
-        if not isa.target_supports(scope.target, arch):
-            return f"{opcode!r} requires .target {arch} or later (the module targets {scope.target})"
-        if scope.version < version:
-            return f"{opcode!r} requires PTX ISA {version[0]}.{version[1]} or later"
+    for what, arch, version in isa.requirements(ins.opcode) if scope.target else ():
+        problem = isa.unmet(what, arch, version, scope.target, scope.version)
+        if problem:
+            return problem
     if ins.guard is not None:
         gtype = scope.register_type(ins.guard.name)
         if gtype != "pred":
@@ -251,6 +271,49 @@ def declared_bytes(v: A.VarDecl, d: A.Declarator) -> int:
         elems *= dim or 0
     vec = next((int(a[1]) for a in v.attrs if a in ("v2", "v4", "v8")), 1)
     return isa.TYPE_BITS.get(v.dtype, 0) * vec * elems // 8
+
+
+def declaration_problem(v: A.VarDecl) -> str:
+    """What ptxas refuses in a declaration ('' when nothing): a type no variable may have (``.reg .q64``,
+    ``.global .bf16``), an alignment that is not a power of two, a register range of 2^32 or more, an integer
+    constant of the initialiser over 64 bits."""
+    allowed = isa.VARIABLE_TYPES | {"pred"} if v.space == "reg" else isa.VARIABLE_TYPES
+    if v.space == "param":
+        allowed -= {"f16x2"}
+    what = ", ".join(d.name for d in v.names)
+    if v.dtype not in isa.TYPE_BITS:
+        return f"unknown type .{v.dtype} in the declaration of {what}" if v.dtype else f"{what} is declared untyped"
+    if v.dtype not in allowed:
+        return f"a .{v.space} variable cannot be of type .{v.dtype} ({what})"
+    for align in (v.align, v.ptr_align):
+        if align is not None and (align < 1 or align & (align - 1)):
+            return f"alignment {align} of {what} is not a power of two"
+    big = next((d for d in v.names if d.count is not None and d.count >= 1 << 32), None)
+    if big is not None:
+        return f"register range {big.name}<{big.count}> is too large (fewer than 2^32 registers)"
+    return constants_problem(v.init)
+
+
+def constants_problem(init: A.Init | None) -> str:
+    """An integer constant of an initialiser that does not fit 64 bits ('' when there is none)."""
+    todo: list = [] if init is None else [init]
+    while todo:
+        x = todo.pop()
+        t = type(x)
+        if t is A.Imm:
+            try:
+                A.parse_number(x.text)
+            except A.ConstantOverflow as exc:
+                return str(exc)
+            except ValueError:
+                return f"invalid constant {x.text!r}"
+        elif t is A.InitList:
+            todo += x.items
+        elif t is A.BinOp:
+            todo += (x.left, x.right)
+        elif t is A.Unary:
+            todo.append(x.operand)
+    return ""
 
 
 def _call_problem(ins: A.Instruction, scope: FunctionScope) -> str:

@@ -48,15 +48,18 @@ TYPE_BITS: dict[str, int] = {
     "b32": 32, "s32": 32, "u32": 32, "f32": 32, "f16x2": 32, "bf16x2": 32, "tf32": 32,
     "s16x2": 32, "u16x2": 32, "e4m3x4": 32, "e5m2x4": 32, "e2m1x4": 16, "e2m3x4": 32, "e3m2x4": 32,
     "b64": 64, "s64": 64, "u64": 64, "f64": 64, "f32x2": 64,
-    "b128": 128,
+    "b128": 128, "b1024": 1024,
 }
 TYPES = frozenset(TYPE_BITS)
+#: the types a variable or register may be declared with (a register may also be .pred, a parameter not .f16x2)
+VARIABLE_TYPES = frozenset({"b8", "b16", "b32", "b64", "b128", "s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64",
+                            "f16", "f16x2", "f32", "f64"})
 _HALF_TYPES = frozenset({
     "f16", "bf16", "f16x2", "bf16x2", "tf32", "e4m3", "e5m2", "e2m1", "e2m3", "e3m2", "ue8m0",
     "e4m3x2", "e5m2x2", "e2m1x2", "e2m3x2", "e3m2x2", "ue8m0x2", "e4m3x4", "e5m2x4", "e2m1x4", "e2m3x4",
     "e3m2x4",
 })
-_INT_TYPES = frozenset(t for t in TYPES if t[0] in "bsu" and t not in {"bf16", "bf16x2"}) | {"pred"}
+_INT_TYPES = frozenset(t for t in TYPES if t[0] in "bsu" and not t.startswith(("bf", "ue"))) | {"pred"}
 
 #: state-space words as they appear in opcodes, mapped to the space they name
 SPACES: dict[str, str] = {
@@ -210,8 +213,9 @@ def split_opcode(token: str) -> tuple[str, tuple[str, ...]]:
     """Split an instruction token into its canonical opcode and the remaining modifier words."""
     parts = token.split(".")
     for n in range(min(_MAX_COMPOUND, len(parts)), 1, -1):
-        if tuple(parts[:n]) in _COMPOUND:
-            return ".".join(parts[:n]), tuple(parts[n:])
+        head, colons, qualifier = parts[n - 1].partition("::")  # tcgen05.wait::ld: opcode tcgen05.wait, word ld
+        if (*parts[:n - 1], head) in _COMPOUND:
+            return ".".join((*parts[:n - 1], head)), (*((qualifier,) if colons else ()), *parts[n:])
     base, mods = parts[0], tuple(parts[1:])
     if "cc" in mods and base in ("add", "sub", "mad"):
         return base + ".cc", tuple(m for m in mods if m != "cc")
@@ -308,9 +312,20 @@ TARGET_MIN_VERSION: dict[str, tuple[int, int]] = {
 #: .target options other than the architecture
 TARGET_OPTIONS = frozenset({"texmode_unified", "texmode_independent", "debug", "map_f64_to_f32"})
 
-#: opcode -> (oldest architecture, first PTX ISA version) it needs; "a" after the number: an
-#: architecture-specific feature (sm_90a, not sm_90)
-REQUIRES: dict[str, tuple[str, tuple[int, int]]] = {
+#: the targets of the architecture-specific features that not every later "a" or "f" target has (as CUDA 13.0's
+#: ptxas takes them): wgmma only on sm_90a; tcgen05 on the sm_100 family; .f32 redux on sm_100 and sm_103;
+#: stochastic rounding (cvt.rs) on sm_100a and sm_103a
+SM90A_ONLY = frozenset({"sm_90a"})
+SM100_FAMILY = frozenset({"sm_100a", "sm_100f", "sm_103a", "sm_103f", "sm_110a", "sm_110f"})
+SM100_SM103 = frozenset({"sm_100a", "sm_100f", "sm_103a", "sm_103f"})
+SM100A_SM103A = frozenset({"sm_100a", "sm_103a"})
+
+#: what a feature needs of the target: "sm_80" (sm_80 or any later target), "sm_90a" (an architecture- or
+#: family-specific target, "a" or "f", from sm_90 on) or the set of targets that have it
+Arch = str | frozenset[str]
+
+#: opcode -> (oldest architecture, first PTX ISA version) it needs
+REQUIRES: dict[str, tuple[Arch, tuple[int, int]]] = {
     "cvta": ("sm_20", (2, 0)),
     **dict.fromkeys(("shfl", "vote", "bar.warp.sync", "barrier", "fns"), ("sm_30", (6, 0))),
     "activemask": ("sm_30", (6, 2)), "dp4a": ("sm_61", (5, 0)), "dp2a": ("sm_61", (5, 0)),
@@ -333,12 +348,96 @@ REQUIRES: dict[str, tuple[str, tuple[int, int]]] = {
     **dict.fromkeys(("multimem.ld_reduce", "multimem.st", "multimem.red", "st.async", "red.async"),
                     ("sm_90", (8, 1))),
     **dict.fromkeys(("wgmma.mma_async", "wgmma.mma_async.sp", "wgmma.fence", "wgmma.commit_group",
-                     "wgmma.wait_group", "setmaxnreg"), ("sm_90a", (8, 0))),
-    **dict.fromkeys(("tensormap.replace", "tensormap.cp_fenceproxy"), ("sm_90a", (8, 3))),
-    **dict.fromkeys((op for op in FIXED_GROUP if op.startswith("tcgen05.")), ("sm_100a", (8, 6))),
+                     "wgmma.wait_group"), (SM90A_ONLY, (8, 0))),
+    "setmaxnreg": ("sm_90a", (8, 0)), "tensormap.replace": ("sm_90a", (8, 3)),
+    "tensormap.cp_fenceproxy": ("sm_90", (8, 3)),
+    **dict.fromkeys((op for op in FIXED_GROUP if op.startswith("tcgen05.")), (SM100_FAMILY, (8, 6))),
     **dict.fromkeys(("clusterlaunchcontrol.try_cancel", "clusterlaunchcontrol.query_cancel", "st.bulk"),
                     ("sm_100", (8, 6))),
 }
+
+
+#: types that need more of the target than their instruction does (ptxas: "Feature '.bf16' requires sm_80")
+TYPE_REQUIRES: dict[str, tuple[Arch, tuple[int, int]]] = {
+    **dict.fromkeys(("bf16", "bf16x2", "tf32"), ("sm_80", (7, 0))), "f32x2": ("sm_100", (8, 6)),
+}
+#: (opcode, type) -> what the pair needs beyond the opcode and the type
+OPCODE_TYPE_REQUIRES: dict[tuple[str, str], tuple[Arch, tuple[int, int]]] = {
+    **{(op, t): ("sm_90", (7, 8)) for op in ("add", "sub", "mul", "ex2") for t in ("bf16", "bf16x2")},
+    ("redux", "f32"): (SM100_SM103, (8, 6)),
+}
+#: modifiers that need a newer target than their instruction
+MODIFIER_REQUIRES: dict[str, tuple[Arch, tuple[int, int]]] = {
+    "relu": ("sm_80", (7, 0)), "NaN": ("sm_80", (7, 0)), "xorsign": ("sm_86", (7, 2)), "abs": ("sm_86", (7, 2)),
+    "oob": ("sm_90", (8, 1)), "async": ("sm_90", (8, 0)), "tensormap::generic": ("sm_90", (8, 3)),
+    "L2::256B": ("sm_80", (7, 4)),
+}
+#: the packed 8-, 6- and 4-bit float formats of cvt: pairs of fp8, pairs of fp6 and fp4, quadruples
+FP8X2 = ("e4m3x2", "e5m2x2")
+FP6_FP4X2 = ("e2m1x2", "e2m3x2", "e3m2x2")
+QUADS = ("e4m3x4", "e5m2x4", "e2m3x4", "e3m2x4", "e2m1x4")
+#: cvt: (destination type, source type) -> what the conversion needs, where it needs more than its types
+CVT_REQUIRES: dict[tuple[str, str], tuple[Arch, tuple[int, int]]] = {
+    **{(d, s): ("sm_89", (8, 1)) for d, s in (*((d, "f32") for d in FP8X2), *((d, "f16x2") for d in FP8X2),
+                                              *(("f16x2", s) for s in FP8X2))},
+    **{(d, s): ("sm_100a", (8, 6)) for d, s in (*((d, "f32") for d in FP6_FP4X2), *(("f16x2", s) for s in FP6_FP4X2),
+                                                ("ue8m0x2", "f32"), ("ue8m0x2", "bf16x2"), ("bf16x2", "ue8m0x2"))},
+    **{(d, "f32"): (SM100A_SM103A, (8, 7)) for d in QUADS},
+    ("f16x2", "f32"): ("sm_80", (7, 0)), ("bf16x2", "f32"): ("sm_80", (7, 0)), ("bf16", "f32"): ("sm_80", (7, 0)),
+    ("f32", "bf16"): ("sm_80", (7, 1)),
+}
+
+#: one thing an instruction needs of the module: (what, architecture, first PTX ISA version)
+Requirement = tuple[str, Arch, tuple[int, int]]
+
+
+@lru_cache(maxsize=8192)
+def requirements(token: str) -> tuple[Requirement, ...]:
+    """What the instruction ``token`` needs of the target and the PTX version: its opcode's, its types' and its
+    modifiers' needs, and a conversion's (``cvt.rn.satfinite.e4m3x2.f32`` needs sm_89 and PTX 8.1)."""
+    info = op_info(token)
+    op = info.opcode
+    found: list[Requirement] = []
+    if op in REQUIRES:
+        found.append((repr(op), *REQUIRES[op]))
+    for t in dict.fromkeys(info.types):
+        if (op, t) in OPCODE_TYPE_REQUIRES:
+            found.append((f"'{op}.{t}'", *OPCODE_TYPE_REQUIRES[op, t]))
+        elif t in TYPE_REQUIRES and op != "cvt":
+            found.append((f"'.{t}'", *TYPE_REQUIRES[t]))
+    found += [(f"'.{w}'", *MODIFIER_REQUIRES[w]) for w in (*info.other, *info.cache) if w in MODIFIER_REQUIRES]
+    if op == "cvt" and len(info.types) == 2:
+        found += _conversion_requirements(info)
+    return tuple(found)
+
+
+def _conversion_requirements(info: OpInfo) -> list[Requirement]:
+    dst, src = info.types
+    name = f"'cvt.{info.rounding + '.' if info.rounding else ''}{dst}.{src}'"
+    need = CVT_REQUIRES.get((dst, src))
+    if need is None and "bf16" in (dst, src):  # every other bf16 conversion came with sm_90
+        need = ("sm_90", (7, 8))
+    if need is None and "tf32" in (dst, src):
+        need = TYPE_REQUIRES["tf32"]
+    found = [(name, *need)] if need else []
+    if info.rounding == "rs":
+        found.append((name, SM100A_SM103A, (8, 7)))
+    if dst == "tf32" and info.rounding in ("rn", "rz"):
+        found.append((name, "sm_100", (8, 6)) if "satfinite" in info.other else (name, "sm_90", (7, 8)))
+    if "satfinite" in info.other:
+        found.append(("'.satfinite' on 'cvt'", "sm_0", (8, 1)))
+    return found
+
+
+def unmet(what: str, arch: Arch, version: tuple[int, int], target: str, have: tuple[int, int]) -> str:
+    """Why a module for ``target`` and PTX ISA ``have`` cannot use ``what``, which needs ``arch`` and ``version``
+    ('' when it can)."""
+    if not target_supports(target, arch):
+        targets = ", ".join(sorted(arch)) if isinstance(arch, frozenset) else f"{arch} or later"
+        return f"{what} requires .target {targets} (the module targets {target})"
+    if have < version:
+        return f"{what} requires PTX ISA {version[0]}.{version[1]} or later"
+    return ""
 
 
 def parse_version(text: str) -> tuple[int, int] | None:
@@ -356,8 +455,10 @@ def sm_number(target: str) -> tuple[int, str]:
     return (int(number), digits[len(number):]) if number.isdigit() else (0, "")
 
 
-def target_supports(target: str, needed: str) -> bool:
+def target_supports(target: str, needed: Arch) -> bool:
     """Whether a module for ``target`` may use a feature of architecture ``needed``."""
+    if isinstance(needed, frozenset):
+        return target in needed
     have, have_suffix = sm_number(target)
     need, need_suffix = sm_number(needed)
     if need_suffix and not have_suffix:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ptxstatic.ptx.isa import TYPE_BITS
+from ptxstatic.ptx.isa import FP6_FP4X2, FP8X2, QUADS, TYPE_BITS
 
 #: operand roles of a signature
 ROLES = {
@@ -29,6 +29,10 @@ ROLES = {
     "w": "store source: register, constant or {vector}, at least as wide as an integer type",
     "c": "cvt destination of the first type (integers may be wider)",
     "e": "cvt source of the second type (integers may be wider)",
+    "C": "cvt destination exactly as wide as the first type",
+    "E": "cvt source exactly as wide as the second type, or a constant",
+    "V": "{vector} of four cvt sources of the second type",
+    "r": "32-bit register (the random bits of .rs rounding)",
 }
 
 INT_TYPES = frozenset({"s16", "u16", "s32", "u32", "s64", "u64"})
@@ -63,13 +67,45 @@ def _form(signatures: str, types: frozenset[str], words: str = "", roundings: fr
 
 _ARITH = INT_TYPES | FLOAT_TYPES | HALF_TYPES
 _CONVERTIBLE = frozenset(t for t in TYPE_BITS if t != "pred")
+#: the types of a plain cvt (.dtype, .atype); the packed and narrow formats convert as CONVERSIONS says
+CVT_TYPES = frozenset({"u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64", "f16", "bf16", "f32", "f64"})
+
+
+@dataclass(frozen=True)
+class Conversion:
+    """One form of a conversion to or from a packed or narrow format (``cvt.rn.f16x2.f32 d, a, b``)."""
+
+    signature: str  # operand roles
+    roundings: frozenset[str]  # the roundings it takes (one is required)
+    words: frozenset[str] = frozenset()  # the other modifiers it takes
+    needs: frozenset[str] = frozenset()  # the modifiers it requires
+
+
+def _conversion(signature: str, roundings: str, words: str = "", needs: str = "") -> Conversion:
+    return Conversion(signature, frozenset(roundings.split()), frozenset(words.split()) | frozenset(needs.split()),
+                      frozenset(needs.split()))
+
+
+_PAIR_FROM_F32 = (_conversion("CEE", "rn rz", "relu satfinite"), _conversion("CEEr", "rs", "relu satfinite"))
+#: cvt to or from a packed or narrow format: (destination type, source type) -> its forms (PTX ISA 9.0, "cvt")
+CONVERSIONS: dict[tuple[str, str], tuple[Conversion, ...]] = {
+    ("f16x2", "f32"): _PAIR_FROM_F32, ("bf16x2", "f32"): _PAIR_FROM_F32,
+    ("tf32", "f32"): (_conversion("CE", "rna", "satfinite"), _conversion("CE", "rn rz", "relu satfinite")),
+    **{(d, "f32"): (_conversion("CEE", "rn", "relu", "satfinite"),) for d in (*FP8X2, *FP6_FP4X2)},
+    **{(d, "f16x2"): (_conversion("CE", "rn", "relu", "satfinite"),) for d in FP8X2},
+    **{("f16x2", s): (_conversion("CE", "rn", "relu"),) for s in (*FP8X2, *FP6_FP4X2)},
+    **{(d, "f32"): (_conversion("CVr", "rs", "relu", "satfinite"),) for d in QUADS},
+    ("ue8m0x2", "f32"): (_conversion("CEE", "rz rp", "satfinite"),),
+    ("ue8m0x2", "bf16x2"): (_conversion("CE", "rz rp", "satfinite"),),
+    ("bf16x2", "ue8m0x2"): (_conversion("CE", "rn"),),
+}
 
 FORMS: dict[str, Form] = {
-    "add": _form("daa", _ARITH | {"s16x2", "u16x2"}, "sat ftz", FLOAT_ROUNDINGS),
-    "sub": _form("daa", _ARITH | {"s16x2", "u16x2"}, "sat ftz", FLOAT_ROUNDINGS),
-    "mul": _form("daa", _ARITH, "lo hi wide sat ftz", FLOAT_ROUNDINGS),
+    "add": _form("daa", _ARITH | {"s16x2", "u16x2", "f32x2"}, "sat ftz", FLOAT_ROUNDINGS),
+    "sub": _form("daa", _ARITH | {"s16x2", "u16x2", "f32x2"}, "sat ftz", FLOAT_ROUNDINGS),
+    "mul": _form("daa", _ARITH | {"f32x2"}, "lo hi wide sat ftz", FLOAT_ROUNDINGS),
     "mad": _form("daaa", INT_TYPES | FLOAT_TYPES, "lo hi wide sat ftz", FLOAT_ROUNDINGS),
-    "fma": _form("daaa", FLOAT_TYPES | HALF_TYPES, "sat ftz relu oob", FLOAT_ROUNDINGS),
+    "fma": _form("daaa", FLOAT_TYPES | HALF_TYPES | {"f32x2"}, "sat ftz relu oob", FLOAT_ROUNDINGS),
     "div": _form("daa", INT_TYPES | FLOAT_TYPES, "approx full ftz", FLOAT_ROUNDINGS),
     "rem": _form("daa", INT_TYPES),
     "min": _form("daa|daaa", _ARITH | {"s16x2", "u16x2"}, "ftz NaN xorsign abs relu"),
@@ -101,11 +137,14 @@ FORMS: dict[str, Form] = {
     "st": _form("mw", MEMORY_TYPES, "relaxed", memory=True),
     "mov": _form("da", _CONVERTIBLE | {"pred"}),
     "cvta": _form("da", frozenset({"u32", "u64"}), "to", spaces=True),
-    "cvt": _form("ce", _CONVERTIBLE, "ftz sat relu satfinite", FLOAT_ROUNDINGS | INT_ROUNDINGS, ntypes=2),
+    "cvt": _form("ce", CVT_TYPES | {t for pair in CONVERSIONS for t in pair}, "ftz sat relu satfinite",
+                 FLOAT_ROUNDINGS | INT_ROUNDINGS, ntypes=2),
     "bra": _form("l", frozenset(), "uni"),
     "ret": _form("", frozenset(), "uni"),
     "exit": _form("", frozenset()),
 }
+
+
 
 _ATOM_TYPES = {
     **dict.fromkeys(("and", "or", "xor"), frozenset({"b32", "b64"})),
@@ -172,11 +211,19 @@ SPECIAL_VECTORS = frozenset({
 })
 
 
+#: special registers that need a newer target than sm_75 (the clusters of sm_90)
+SPECIAL_REQUIRES: dict[str, tuple[str, tuple[int, int]]] = {
+    **dict.fromkeys(("%clusterid", "%nclusterid", "%cluster_ctaid", "%cluster_nctaid", "%cluster_ctarank",
+                     "%cluster_nctarank", "%is_explicit_cluster"), ("sm_90", (7, 8))),
+    "%aggr_smem_size": ("sm_90", (8, 1)),
+}
+
+
 def special_register_type(name: str) -> str | None:
     """The type of a special register (``%tid.x`` -> ``u32``), or None when the name is not one."""
     base, dot, comp = name.partition(".")
     if dot:
-        return "u32" if base in SPECIAL_VECTORS and comp in ("x", "y", "z") else None
+        return "u32" if base in SPECIAL_VECTORS and comp in ("x", "y", "z", "w") else None
     if name in SPECIAL_VECTORS:
         return "v4.u32"
     return SPECIAL_REGISTERS.get(name)

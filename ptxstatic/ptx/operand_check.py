@@ -19,10 +19,13 @@ from ptxstatic.ptx.isa_forms import (
     AT_MOST_ONE_SPACE,
     ATOM_TYPES,
     COMPARISONS_BY_KIND,
+    CONVERSIONS,
+    CVT_TYPES,
     FLOAT_ROUNDINGS,
     INT_ROUNDINGS,
     ONE_SPACE,
     OPERAND_COUNTS,
+    SPECIAL_REQUIRES,
     TYPES_OF,
     Form,
     special_register_type,
@@ -33,6 +36,7 @@ class Scope(Protocol):
     """What operand checks ask of the function around an instruction (``instruction_check.FunctionScope``)."""
 
     target: str
+    version: tuple[int, int]
     labels: set[str]
     inputs: set[str]
 
@@ -55,7 +59,7 @@ def kind(t: str) -> str:
     """``p`` for predicates, ``b``/``s``/``u`` for bit-size and integer types, ``f`` for floating point."""
     if t == "pred":
         return "p"
-    return t[0] if t[0] in "bsu" and not t.startswith("bf") else "f"
+    return t[0] if t[0] in "bsu" and not t.startswith(("bf", "ue")) else "f"
 
 
 def compatible(itype: str, rtype: str, relaxed: bool = False) -> bool:
@@ -66,7 +70,7 @@ def compatible(itype: str, rtype: str, relaxed: bool = False) -> bool:
     ibits, rbits = isa.TYPE_BITS[itype], isa.TYPE_BITS[rtype]
     wide_ok = relaxed and rbits > ibits
     if ik == "f":
-        return (rk == "f" and rbits == ibits) or (rk == "b" and (rbits == ibits or wide_ok))
+        return rtype == itype or (rk == "b" and (rbits == ibits or wide_ok))
     if ik in "su" and rk == "f":
         return False
     return rbits == ibits or wide_ok
@@ -93,6 +97,8 @@ def literal_problem(itype: str, text: str) -> str:
     """Why a numeric literal cannot be an operand of type ``itype`` ('' when it can)."""
     try:
         A.parse_number(text)
+    except A.ConstantOverflow as exc:
+        return str(exc)
     except ValueError:
         return f"invalid constant {text!r}" + (" (a leading 0 means octal)" if text.lstrip("-")[:1] == "0" else "")
     is_float = literal_class(text) == "float"
@@ -101,6 +107,25 @@ def literal_problem(itype: str, text: str) -> str:
         return f"integer constant {text} for a .{itype} operand; write a floating-point constant (e.g. 1.0)"
     if k in "su" and is_float:
         return f"floating-point constant {text} for a .{itype} operand"
+    return ""
+
+
+def _cvt_rounding(dst: str, src: str, rnd: str) -> str:
+    """Why the rounding of a plain cvt is wrong ('' when it is right): a float rounding to a float from an integer
+    or a narrower float, an integer rounding to an integer from a float or to the same float type, none to a
+    wider float or between integers."""
+    fd, fs = kind(dst) == "f", kind(src) == "f"
+    what = f"cvt from .{src} to .{dst}"
+    if fd and fs and dst == src:
+        return f"{what} takes only an integer rounding (.rni, .rzi, .rmi or .rpi)" if rnd in FLOAT_ROUNDINGS else ""
+    if fd and fs and isa.TYPE_BITS[dst] > isa.TYPE_BITS[src]:
+        return f"rounding .{rnd} is not allowed for {what} (it is exact)" if rnd else ""
+    if fd and rnd not in FLOAT_ROUNDINGS:
+        return f"{what} needs a rounding modifier (.rn, .rz, .rm or .rp)"
+    if fs and not fd and rnd not in INT_ROUNDINGS:
+        return f"{what} needs an integer rounding modifier (.rni, .rzi, .rmi or .rpi)"
+    if not fs and not fd and rnd:
+        return f"rounding .{rnd} is not allowed for an integer cvt"
     return ""
 
 
@@ -123,7 +148,7 @@ class OperandChecker:
 
     def _names_in(self, op: object) -> str:
         if isinstance(op, A.Reg):
-            return "" if self.scope.register_type(op.name) is not None else f"undefined register {op.name}"
+            return self._register_name(op.name)
         if isinstance(op, A.Sym):
             what = "label" if self.info.opcode in ("bra", "brx.idx") else "symbol"
             return "" if self.scope.symbol_known(op.name) else f"undefined {what} {op.name!r}"
@@ -143,6 +168,19 @@ class OperandChecker:
         elif isinstance(op, A.Addr):
             parts = (op.base, *op.extra) if op.base is not None else op.extra
         return next((p for p in map(self._names_in, parts) if p), "")
+
+    def _register_name(self, name: str) -> str:
+        """A register operand is declared or a special register the target has."""
+        rtype = self.scope.register_type(name)
+        base, dot, _ = name.partition(".")
+        if rtype is None:
+            if dot and special_register_type(name) is not None:
+                return f"{base} is declared as a register, so {name} is not the special register"
+            return f"undefined register {name}"
+        need = SPECIAL_REQUIRES.get(base)
+        if need and rtype == special_register_type(name) and self.scope.target:
+            return isa.unmet(f"special register {name}", *need, self.scope.target, self.scope.version)
+        return ""
 
     # --------------------------------------------------------------------------- every instruction
     def common(self, opcode: str) -> str:
@@ -176,6 +214,8 @@ class OperandChecker:
             return f"{opcode!r} takes one state space, found {len(spaces)}"
         if "nc" in self.info.cache and self.info.space != "global":
             return ".nc is only for .global loads"
+        if opcode in ("st", "atom", "red") and self.info.space == "const":
+            return f"'{opcode}' cannot write the read-only .const state space"
         return ""
 
     def _count(self, opcode: str) -> str:
@@ -264,8 +304,16 @@ class OperandChecker:
 
     # ------------------------------------------------------------------------------------- the form
     def form(self, opcode: str, form: Form) -> str:
+        if opcode == "cvt" and tuple(self.info.types) in CONVERSIONS:
+            form = self._conversion_form(form)
         return (self._types(opcode, form) or self._modifiers(opcode, form) or self._rules(opcode)
                 or self._operands(opcode, form))
+
+    def _conversion_form(self, form: Form) -> Form:
+        """The form of a conversion to or from a packed or narrow format: that of its rounding."""
+        variants = CONVERSIONS[self.info.types[0], self.info.types[1]]
+        conv = next((c for c in variants if self.info.rounding in c.roundings), variants[0])
+        return Form((conv.signature,), form.types, conv.words, conv.roundings, ntypes=2)
 
     def _types(self, opcode: str, form: Form) -> str:
         types = self.info.types
@@ -297,6 +345,8 @@ class OperandChecker:
             bad = next((w for w in info.other if w in _FLOAT_ONLY_WORDS), None)
             if bad:
                 return f"modifier .{bad} is only for floating-point types"
+        if opcode == "cvt":
+            return ""  # its modifiers go with both its types: _cvt
         if "sat" in info.other and is_integer_type(dtype) and (dtype != "s32" or "wide" in info.other):
             return ".sat with an integer type is only for .s32 (and not .wide)"
         if "ftz" in info.other and dtype == "f64" and "approx" not in info.other:
@@ -340,18 +390,22 @@ class OperandChecker:
 
     def _cvt(self) -> str:
         dst, src = self.info.types
-        rnd = self.info.rounding
-        fd, fs = kind(dst) == "f", kind(src) == "f"
-        if fd and not fs and rnd not in FLOAT_ROUNDINGS:
-            return f"cvt from .{src} to .{dst} needs a rounding modifier (.rn, .rz, .rm or .rp)"
-        if fs and not fd and rnd not in INT_ROUNDINGS:
-            return f"cvt from .{src} to .{dst} needs an integer rounding modifier (.rni, .rzi, .rmi or .rpi)"
-        if not fs and not fd and rnd:
-            return f"rounding .{rnd} is not allowed for an integer cvt"
-        if fd and fs and isa.TYPE_BITS[dst] < isa.TYPE_BITS[src] and rnd not in FLOAT_ROUNDINGS and not (
-                "satfinite" in self.info.other or dst.startswith(("e", "ue", "tf"))):
-            return f"cvt from .{src} to .{dst} needs a rounding modifier (.rn, .rz, .rm or .rp)"
-        return ""
+        rnd, words = self.info.rounding, set(self.info.other)
+        variants = CONVERSIONS.get((dst, src))
+        if variants is not None:
+            if not rnd:
+                roundings = sorted({r for c in variants for r in c.roundings})
+                return f"cvt from .{src} to .{dst} needs a rounding modifier ({', '.join('.' + r for r in roundings)})"
+            need = next(c for c in variants if rnd in c.roundings).needs - words
+            return f"cvt from .{src} to .{dst} needs .{min(need)}" if need else ""
+        if dst not in CVT_TYPES or src not in CVT_TYPES:
+            return f"cvt does not convert .{src} to .{dst}"
+        saturation = next((w for w in ("relu", "satfinite") if w in words), "")
+        if saturation and not (dst in ("f16", "bf16") and src == "f32"):
+            return f"modifier .{saturation} is only for cvt from .f32 to .f16 or .bf16"
+        if "ftz" in words and "f32" not in (dst, src):
+            return "modifier .ftz is only for cvt from or to .f32"
+        return _cvt_rounding(dst, src, rnd)
 
     # ------------------------------------------------------------------------------------- operands
     def _operands(self, opcode: str, form: Form) -> str:
@@ -392,8 +446,14 @@ class OperandChecker:
             return "" if ok else "expected a label"
         if role in "vw":
             return self._data(op, itype, role == "w")
-        return self._register(op, types[0] if role == "c" else types[1], relaxed=True,
-                              what="destination" if role == "c" else "source", imm=role == "e")
+        if role == "V":
+            if not isinstance(op, A.Vec) or len(op.items) != 4:
+                return "expected a vector of 4 sources"
+            return next(filter(None, (self._operand(opcode, "E", x, types, index) for x in op.items)), "")
+        if role == "r":
+            return self._register(op, "b32", relaxed=False, what="random-bits")
+        return self._register(op, types[0] if role in "cC" else types[1], relaxed=role in "ce",
+                              what="destination" if role in "cC" else "source", imm=role in "eE")
 
     def _packed(self, op: A.Vec, itype: str) -> str:
         """mov packing or unpacking: the parts together are as wide as the type."""

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ptxstatic.errors import SourceError
-from ptxstatic.limits import SHAPE_CACHE_ENTRIES
+from ptxstatic.limits import MAX_BLOCK_NESTING, SHAPE_CACHE_ENTRIES
 from ptxstatic.ptx import ast as A
 from ptxstatic.ptx import shape_cache
 from ptxstatic.ptx.grammar import describe_expected, describe_terminal, lark_parser
@@ -41,6 +41,8 @@ if TYPE_CHECKING:
 
 # ----------------------------------------------------------------------------------- lexical pieces
 _COMMENT = re.compile(r'"(?:\\.|[^"\\\n])*"|//[^\n]*|/\*[\s\S]*?\*/')
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+SECTION_LINE = "expected a label or a .b8/.b16/.b32/.b64 line inside a section"
 
 def _nested_braces(depth: int) -> str:
     """A regex for a ``{...}`` group holding no ';', with up to ``depth`` levels of nested braces."""
@@ -337,6 +339,17 @@ class _Reader:
         self.recover = recover
         self.errors: list[SourceError] = []
         self.sp = _statement_parser()
+        if not text.isascii():  # ptxas stops at the first non-ASCII character, in a comment too
+            self._non_ascii()
+
+    def _non_ascii(self) -> None:
+        at = _NON_ASCII.search(self.text).start()  # type: ignore[union-attr]
+        line = self.text.count("\n", 0, at) + 1
+        column = at - self.text.rfind("\n", 0, at)
+        char = self.text[at]
+        self._fail(SourceError(self.filename, line, column,
+                               f"non-ASCII character {char!r} (U+{ord(char):04X}): PTX is ASCII text",
+                               _line_of(self.text, line)))
 
     def _fail(self, err: SourceError) -> None:
         if not self.recover:
@@ -359,8 +372,9 @@ class _Reader:
                     start = pos + len(clean[pos:]) - len(clean[pos:].lstrip())
                     line += clean.count("\n", pos, start)
                     col = start - clean.rfind("\n", 0, start)
-                    self._fail(SourceError(filename, line, col, "unterminated statement; expected ';'",
-                                           _line_of(text, line)))
+                    in_section = stack and stack[-1].kind == "section"
+                    what = SECTION_LINE if in_section else "unterminated statement; expected ';'"
+                    self._fail(SourceError(filename, line, col, what, _line_of(text, line)))
                 pos = n
                 break
             kind = m.lastgroup
@@ -492,6 +506,8 @@ def _dispatch(sp: StatementParser, kind: str, body: str, filename: str, line: in
             if top is None or (top.kind != "function" and top.kind != "block"):
                 raise fail("unexpected '{'")
             stack.append(_Frame("block", None, line))
+            if len(stack) > MAX_BLOCK_NESTING + 1:  # the function's frame and its blocks (recovery skips them all)
+                raise fail(f"blocks nested more than {MAX_BLOCK_NESTING} deep (as deep as ptxas parses)")
             return None
         if top is None:
             raise fail("unexpected '}' with no open '{'")
@@ -518,7 +534,7 @@ def _dispatch(sp: StatementParser, kind: str, body: str, filename: str, line: in
         elif kind == "data":
             top.items.append(sp.parse("section_item", body, filename, line, col, text))
         else:
-            raise fail("expected a label or a .b8/.b16/.b32/.b64 line inside a section")
+            raise fail(SECTION_LINE)
         return None
     if kind == "label":
         top.items.append(A.Label(body, line, col))
@@ -597,12 +613,19 @@ def read_ptx(path: str | Path) -> str:
     """A PTX file's text; bad UTF-8 or an unreadable file is a :class:`SourceError`."""
     p = Path(path)
     try:
-        return p.read_text(encoding="utf-8")
+        text = p.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         line = p.read_bytes()[: exc.start].count(b"\n") + 1
         raise SourceError(str(path), line, 1, "file is not UTF-8 text (is it a cubin or an object file?)") from None
     except OSError as exc:
         raise SourceError(str(path), 0, 0, exc.strerror or str(exc)) from None
+    if text.startswith("\x7fELF"):
+        raise SourceError(str(path), 1, 1, "file is an ELF binary (a cubin or an object file), not PTX text")
+    if "\0" in text:
+        at = text.index("\0")
+        raise SourceError(str(path), text.count("\n", 0, at) + 1, 1,
+                          f"file is binary (a NUL byte at offset {at}), not PTX text")
+    return text
 
 
 def parse_file(path: str | Path, recover: bool = False) -> A.Module:

@@ -113,10 +113,7 @@ def statement(s: A.Statement, indent: str = "\t") -> list[str]:
     if t is A.Pragma:
         return [f"{indent}.pragma {', '.join(s.values)};"]  # type: ignore[union-attr]
     if t is A.Block:
-        lines = [indent + "{"]
-        for x in s.body:  # type: ignore[union-attr]
-            lines += statement(x, indent + "\t")
-        return [*lines, indent + "}"]
+        return _block(s, indent)  # type: ignore[arg-type]
     if t is A.CallPrototype:
         ret = _params(s.returns) + " " if s.returns is not None else ""  # type: ignore[union-attr]
         params = " " + _params(s.params) if s.params is not None else ""  # type: ignore[union-attr]
@@ -124,6 +121,24 @@ def statement(s: A.Statement, indent: str = "\t") -> list[str]:
     if t is A.BranchTargets:
         return [f"{indent}.{s.kind} {', '.join(s.targets)};"]  # type: ignore[union-attr]
     raise TypeError(f"not a statement: {s!r}")
+
+
+def _block(block: A.Block, indent: str) -> list[str]:
+    """A block and the blocks nested in it, without recursion (they nest up to MAX_BLOCK_NESTING deep)."""
+    lines = [indent + "{"]
+    stack = [(iter(block.body), indent + "\t")]
+    while stack:
+        items, inner = stack[-1]
+        for x in items:
+            if type(x) is A.Block:
+                lines.append(inner + "{")
+                stack.append((iter(x.body), inner + "\t"))  # type: ignore[union-attr]
+                break
+            lines += statement(x, inner)
+        else:
+            stack.pop()
+            lines.append(inner[:-1] + "}")
+    return lines
 
 
 def function(fn: A.Function) -> list[str]:

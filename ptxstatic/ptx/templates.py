@@ -51,7 +51,7 @@ class S:
 
 def to_int(text: str) -> int:
     """An integer literal as PTX writes it (decimal, 0x, 0b, octal, optional U suffix)."""
-    if text.isdigit() and (text[0] != "0" or len(text) == 1):  # plain decimal, by far the most common
+    if text.isdigit() and (text[0] != "0" or len(text) == 1) and len(text) < 19:  # plain decimal below 10^18
         return int(text)
     value = A.parse_number(text)
     if not isinstance(value, int) or text[:2] in ("0f", "0F", "0d", "0D"):

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
+from ptxstatic.limits import MAX_BLOCK_NESTING
 from ptxstatic.ptx.ast import Instruction, Module
 
 
@@ -29,3 +33,15 @@ def module_json(module: Module) -> dict:
         "items": node(module.items),
         "errors": [str(e) for e in module.errors],
     }
+
+
+@contextmanager
+def room_for_nesting() -> Iterator[None]:
+    """Python's recursion limit raised while the JSON of a module is made and written: :func:`node` and json's
+    encoder recurse a few levels per ``{ }`` block, and blocks nest up to MAX_BLOCK_NESTING deep."""
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 8 * MAX_BLOCK_NESTING + 1000))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(limit)

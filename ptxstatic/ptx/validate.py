@@ -18,9 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ptxstatic.errors import SourceError
+from ptxstatic.limits import MAX_STATIC_SHARED_BYTES
 from ptxstatic.ptx import ast as A
 from ptxstatic.ptx import isa
-from ptxstatic.ptx.instruction_check import FunctionScope, declared_bytes
+from ptxstatic.ptx.instruction_check import FunctionScope, declaration_problem, declared_bytes
+
+#: the tuning directives whose values ptxas requires to be positive
+POSITIVE_DIRECTIVES = frozenset({"maxntid", "reqntid", "minnctapersm", "maxnreg"})
 
 
 @dataclass
@@ -96,6 +100,7 @@ class ModuleChecker:
         self.section_labels: set[str] = set()
         self.valid: set[tuple] = set()  # instruction keys found valid, shared by the functions
         self.loc_names: dict[str, int] = {}  # .loc function_name labels (first line), checked at the end
+        self.shared: dict[str, _SharedUse] = {}  # what each function checked so far takes of shared memory
 
     def _fail(self, line: int, column: int, message: str) -> None:
         self.errors.append(self.lines.error(line, column, message))
@@ -187,6 +192,9 @@ class ModuleChecker:
             self._fail(d.line, 1, f"invalid .address_size {d.values[0]}; expected 64 (or 32)")
 
     def _variable(self, v: A.VarDecl) -> None:
+        problem = declaration_problem(v)
+        if problem:
+            self._fail(v.line, v.column, problem)
         extern = "extern" in v.linkage
         for decl in v.names:
             if decl.name in self.variables or decl.name in self.functions:
@@ -204,6 +212,9 @@ class ModuleChecker:
             self._fail(fn.line, fn.column, f"duplicate definition of function {fn.name!r}")
         elif earlier is not None and parameter_sizes(earlier) != parameter_sizes(fn):
             self._fail(fn.line, fn.column, f"inconsistent prototypes of {fn.name!r}: parameters or results differ")
+        for d in fn.directives:
+            if d.name in POSITIVE_DIRECTIVES and any(v == 0 for v in d.values):
+                self._fail(fn.line, fn.column, f".{d.name} of {fn.name!r} takes positive values, not 0")
         if fn.body is not None:
             self.defined.add(fn.name)
         self.functions[fn.name] = fn
@@ -236,7 +247,54 @@ class ModuleChecker:
                 self.loc_names.setdefault(s.function_name, s.src_line)
         version = self.version or isa.NEWEST_VERSION
         scope = FunctionScope(self.variables, self.functions, self.target, version, self.lines.error, self.valid)
-        return scope.check(fn)
+        errors = scope.check(fn)
+        self.shared[fn.name] = _shared_use(fn, self.variables)
+        total = self._static_shared_bytes(fn.name) if fn.is_kernel and not errors else 0
+        if total > MAX_STATIC_SHARED_BYTES:
+            errors.append(self.lines.error(fn.line, fn.column, f"kernel {fn.name!r} uses {total} bytes of static "
+                                           f"shared memory; ptxas allows {MAX_STATIC_SHARED_BYTES} (48 KiB, the "
+                                           "rest of a GPU's shared memory is for dynamic shared memory)"))
+        return errors
+
+    def _static_shared_bytes(self, kernel: str) -> int:
+        """Bytes of the .shared variables of ``kernel``, of the functions it calls (those checked so far) and of
+        the module's .shared variables they name."""
+        seen, todo, names, total = set(), [kernel], set(), 0
+        while todo:
+            use = self.shared.get(todo.pop())
+            if use is None:
+                continue
+            total += use.own
+            names |= use.module
+            todo += [c for c in use.callees if c not in seen]
+            seen.update(use.callees)
+        return total + sum(declared_bytes(self.variables[n], d) for n in names for d in self.variables[n].names
+                           if d.name == n)
+
+
+@dataclass(frozen=True)
+class _SharedUse:
+    """What a function takes of static shared memory: its own .shared variables, the module's it names, the
+    functions it calls."""
+
+    own: int
+    module: frozenset[str]
+    callees: frozenset[str]
+
+
+def _shared_use(fn: A.Function, variables: dict[str, A.VarDecl]) -> _SharedUse:
+    own, names, callees = 0, set(), set()
+    shared = {n for n, v in variables.items() if v.space == "shared"}
+    for s in fn.statements:
+        if type(s) is A.VarDecl and s.space == "shared":
+            own += sum(declared_bytes(s, d) for d in s.names)
+        elif type(s) is A.Instruction and (shared or s.opcode.startswith("call")):
+            syms = {o.name for o in s.operands if type(o) is A.Sym}
+            syms |= {o.base.name for o in s.operands if type(o) is A.Addr and type(o.base) is A.Sym}
+            names |= syms & shared
+            if s.opcode.startswith("call"):
+                callees |= syms
+    return _SharedUse(own, frozenset(names), frozenset(callees))
 
 
 def parameter_sizes(fn: A.Function) -> tuple[tuple[int, ...], tuple[int, ...] | None]:

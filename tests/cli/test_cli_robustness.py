@@ -13,6 +13,7 @@ from pathlib import Path
 from support.paths import DATA, FIXTURES, needs_ptxas
 
 import ptxstatic
+from ptxstatic.ptx.to_json import room_for_nesting
 
 EXAMPLE = DATA.parents[1] / "examples" / "saxpy_reduce.ptx"
 COUNTED = DATA / "static" / "counted.ptx"
@@ -93,3 +94,32 @@ def test_counts_in_words_take_the_singular():
     assert "_Z8warp_sumf  line 15: 1 param, 30 instructions" in p.stdout
     p = run("analyze", str(EXAMPLE), "-k", "saxpy")
     assert "depth 1, 1 block, PTX lines 110-121" in p.stdout
+
+
+def test_a_cuda_file_with_nul_bytes_is_refused_in_one_line(tmp_path: Path):
+    source = tmp_path / "bin.cu"
+    source.write_bytes(b"__global__ void k() {}\n\0\0garbage")
+    p = run("analyze", str(source))
+    assert p.returncode == 2
+    assert p.stderr.strip() == f"{source}:2:1: error: file is binary (a NUL byte at offset 23), not CUDA source"
+
+
+@needs_ptxas
+def test_blocks_nested_1500_deep_parse_print_and_instrument_as_ptxas_takes_them(tmp_path: Path):
+    depth = 1500
+    ptx = tmp_path / "deep.ptx"
+    ptx.write_text(".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n"
+                   + "{\n" * depth + "ret;\n" + "}\n" * depth + "}\n")
+    assert subprocess.run(["ptxas", "-arch=sm_80", str(ptx), "-o", str(tmp_path / "deep.cubin")]).returncode == 0
+    parsed = run("parse", "--format", "json", str(ptx))
+    assert parsed.returncode == 0, parsed.stderr
+    with room_for_nesting():  # json's decoder recurses per level too
+        document = json.loads(parsed.stdout)
+    nested, node = 0, document["files"][0]["items"][-1]["body"]
+    while node and node[0]["node"] == "Block":
+        nested, node = nested + 1, node[0]["body"]
+    assert nested == depth
+    out = tmp_path / "deep_i.ptx"
+    instrumented = run("instrument", str(ptx), "-o", str(out))
+    assert instrumented.returncode == 0, instrumented.stderr
+    assert subprocess.run(["ptxas", "-arch=sm_80", str(out), "-o", str(tmp_path / "i.cubin")]).returncode == 0

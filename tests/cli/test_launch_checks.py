@@ -159,3 +159,14 @@ def test_every_command_that_takes_a_launch_has_the_same_options(command):
     assert p.returncode == 0
     for option in ("--grid", "--block", "--shared", "--param", "--arg", "--launch", "--kernel"):
         assert option in p.stdout, (command, option)
+
+
+def test_a_value_that_overflows_a_double_is_refused_not_taken_as_inf():
+    p = run("blocks", str(EXAMPLE), "-k", "saxpy", "--launch", "2/32", "--param", "a=1e309")
+    assert p.returncode == 2 and p.stderr == "error: bad --param 'a=1e309': 1e309 overflows a 64-bit float\n", p.stderr
+    assert run("blocks", str(EXAMPLE), "-k", "saxpy", "--launch", "2/32", "--param", "a=inf").returncode == 0
+
+
+def test_a_parameter_repeated_on_the_command_line_is_refused():
+    p = run("blocks", str(EXAMPLE), "-k", "saxpy", "--launch", "2/32", "--param", "n=5", "--param", "n=7")
+    assert p.returncode == 2 and p.stderr == "error: --param n is given twice; give each parameter once\n", p.stderr

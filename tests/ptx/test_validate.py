@@ -6,6 +6,7 @@ same edit is checked to be refused by ptxas too.
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 
 import pytest
@@ -56,11 +57,46 @@ EDITS = {
     "special register written": ("mov.u32 \t%r15, %tid.x;", "mov.u32 \t%tid.x, %r15;", 35, "read-only"),
     "instruction newer than the target": ("\tadd.s32 \t%r17, %r11, -1;", "\tredux.sync.add.s32 \t%r17, %r11, -1;",
                                           47, None),
+    # issue 23: what ptxas refuses and validation took
+    "a register range of 2^32": ("\t.reg .b64 \t%rd<24>;", "\t.reg .b64 \t%rd<24>;\n\t.reg .b32 \t%q<4294967296>;", 26,
+                                 "register range %q<4294967296> is too large"),
+    "tf32 rounding to nearest before sm_90": ("\tadd.s32 \t%r17, %r11, -1;", "\tcvt.rn.tf32.f32 \t%r17, %f24;", 47,
+                                              "'cvt.rn.tf32.f32' requires .target sm_90 or later"),
+    "a non-ASCII register name": ("\tadd.s32 \t%r17, %r11, -1;", "\tadd.s32 \t%r17, %r1\u00e9, -1;", 47,
+                                  "non-ASCII character '\u00e9' (U+00E9): PTX is ASCII text"),
+    "a non-ASCII label": ("$L__BB0_5:\n", "$L__BB\u00e9_5:\n", 76, "non-ASCII character"),
+    "a non-ASCII kernel name": (".visible .entry loop_row_sum(", ".visible .entry loop_row_sum\u00e9(", 15,
+                                "non-ASCII character"),
+    "an integer constant over 64 bits": ("\tadd.s32 \t%r17, %r11, -1;",
+                                         "\tadd.s32 \t%r17, %r11, 123456789012345678901234567890;", 47,
+                                         "integer constant 123456789012345678901234567890 does not fit 64 bits"),
+    ".reqntid 0": (")\n{\n", ")\n.reqntid 0\n{\n", 15, ".reqntid of 'loop_row_sum' takes positive values, not 0"),
+    "st.const": ("\tadd.s32 \t%r17, %r11, -1;", "\tst.const.u32 \t[%rd1], %r17;", 47,
+                 "'st' cannot write the read-only .const state space"),
+    "1 MiB of .shared": ("\t.reg .b64 \t%rd<24>;", "\t.reg .b64 \t%rd<24>;\n\t.shared .align 4 .b8 \tbig[1048576];", 15,
+                         "kernel 'loop_row_sum' uses 1048576 bytes of static shared memory; ptxas allows 49152"),
+    "%tid.x after .reg %tid": ("\tmov.u32 \t%r15, %tid.x;", "\t.reg .b32 \t%tid;\n\tmov.u32 \t%r15, %tid.x;", 36,
+                               "%tid is declared as a register, so %tid.x is not the special register"),
+    ".align 3": ("\t.reg .b64 \t%rd<24>;", "\t.reg .b64 \t%rd<24>;\n\t.local .align 3 .b8 \tbuf[12];", 26,
+                 "alignment 3 of buf is not a power of two"),
+    ".reg .q64": ("\t.reg .b64 \t%rd<24>;", "\t.reg .b64 \t%rd<24>;\n\t.reg .q64 \t%q<2>;", 26,
+                  "unknown type .q64 in the declaration of %q"),
+    ".reg .f33 in use": ("\t.reg .f32 \t%f<25>;", "\t.reg .f33 \t%f<25>;", 23,
+                         "unknown type .f33 in the declaration of %f"),
+}
+#: edits that ptxas accepts, and validation with it (the first three it refused, the others it may not start to)
+ACCEPTED = {
+    "a register named %tid": ("\tmov.u32 \t%r15, %tid.x;",
+                              "\t.reg .b32 \t%tid;\n\tmov.b32 \t%tid, 7;\n\tmov.u32 \t%r15, %tid;"),
+    "%tid.w": ("\tmov.u32 \t%r15, %tid.x;", "\tmov.u32 \t%r15, %tid.w;"),
+    "2^65, 0 as ptxas reads it": ("mul.lo.s64 \t%rd12, %rd3, %rd2;", "mul.lo.s64 \t%rd12, %rd3, 36893488147419103232;"),
+    "a register range of 2^31": ("\t.reg .b64 \t%rd<24>;", "\t.reg .b64 \t%rd<24>;\n\t.reg .b32 \t%q<2147483648>;"),
+    "48 KiB of .shared": ("\t.reg .b64 \t%rd<24>;", "\t.reg .b64 \t%rd<24>;\n\t.shared .align 4 .b8 \tbig[49152];"),
 }
 
 
 def edited(name: str) -> str:
-    old, new, _, _ = EDITS[name]
+    old, new = EDITS[name][:2] if name in EDITS else ACCEPTED[name]
     text = LOOPS.read_text()
     if old is None:
         return new
@@ -107,6 +143,18 @@ def test_ptxas_refuses_the_same_edit(name, tmp_path):
     proc = subprocess.run(["ptxas", f"-arch={arch}", str(src), "-o", str(tmp_path / "case.cubin")],
                           capture_output=True, text=True)
     assert proc.returncode != 0, f"ptxas accepts {name}"
+
+
+@pytest.mark.parametrize("name", list(ACCEPTED))
+def test_accepted_as_ptxas_accepts_it(name, tmp_path):
+    text = edited(name)
+    check(parse_text(text, "case.ptx"), text)
+    if shutil.which("ptxas"):
+        src = tmp_path / "case.ptx"
+        src.write_text(text)
+        proc = subprocess.run(["ptxas", "-arch=sm_80", str(src), "-o", str(tmp_path / "case.cubin")],
+                              capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
 
 
 def test_every_fixture_is_valid():

@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import re
 import string
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from functools import cache, cached_property
 from pathlib import Path
@@ -216,20 +217,27 @@ def _counter(index: int, fn: A.Function, b: BasicBlock, kernels: list[str], labe
 def _rewrite(body: tuple[A.Statement, ...], before: dict[int, list[A.Statement]],
              after_label: dict[str, list[A.Statement]], count: list[int]) -> tuple[A.Statement, ...]:
     """``body`` with statements inserted before instruction number N (in program order) or after a label."""
-    out: list[A.Statement] = []
-    for s in body:
-        t = type(s)
-        if t is A.Instruction:
-            out.extend(before.get(count[0], ()))
-            count[0] += 1
-            out.append(s)
-        elif t is A.Block:
-            out.append(A.Block(_rewrite(s.body, before, after_label, count), s.line))  # type: ignore[union-attr]
+    stack: list[tuple[Iterator[A.Statement], list[A.Statement], int]] = [(iter(body), [], 0)]  # the open blocks
+    while True:
+        items, out, line = stack[-1]
+        for s in items:
+            t = type(s)
+            if t is A.Instruction:
+                out.extend(before.get(count[0], ()))
+                count[0] += 1
+                out.append(s)
+            elif t is A.Block:
+                stack.append((iter(s.body), [], s.line))  # type: ignore[union-attr]
+                break
+            else:
+                out.append(s)
+                if t is A.Label:
+                    out.extend(after_label.get(s.name, ()))  # type: ignore[union-attr]
         else:
-            out.append(s)
-            if t is A.Label:
-                out.extend(after_label.get(s.name, ()))  # type: ignore[union-attr]
-    return tuple(out)
+            stack.pop()
+            if not stack:
+                return tuple(out)
+            stack[-1][1].append(A.Block(tuple(out), line))
 
 
 def _instrument_function(fn: A.Function, blocks: list[BasicBlock], first_index: int,
