@@ -34,6 +34,11 @@ MEMORY_RULES_SAMPLE_REQUESTS = 8
 #: emulation of a kernel ends; a sampled warp that has made no request yet counts after QUIET turns in all
 MEMORY_RULES_IDLE_TURNS = 2
 MEMORY_RULES_QUIET_TURNS = 8
+#: iterations of a loop the static interpreter runs, and row-instructions they take, before it extrapolates the rest
+#: of a loop whose trip count it knows in closed form but whose iterations differ (a switch on a hash, a maths
+#: function of a value that changes every iteration) from the iterations it ran
+STATIC_LOOP_SAMPLE_ITERATIONS = 8
+STATIC_LOOP_SAMPLE_WORK = 1e6
 #: corner CTAs the static interpreter's search for classes of alike CTAs interprets (past it, the classes
 #: left are counted from their corners without proof, flagged), and the CTAs it samples from a launch of more
 #: than STATIC_MAX_THREADS threads whose control flow is not affine in the CTA index

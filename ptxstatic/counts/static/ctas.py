@@ -253,11 +253,11 @@ class Search:
     boxes: int = 0
 
 
-def search(grid: tuple[int, int, int], run: Callable[[list[tuple[int, int, int]], float, bool], None],
+def search(grid: tuple[int, int, int], run: Callable[[list[tuple[int, int, int]], int, bool], None],
            max_ctas: int) -> Search:
-    """Count every CTA of ``grid`` by classes: ``run(ctas, scale, check)`` interprets the corner CTAs
-    together, adds their counts times ``scale`` and, with ``check``, raises :class:`Divergent` (adding
-    nothing) when they disagree. After ``max_ctas`` corner CTAs, boxes are counted from their corners."""
+    """Count every CTA of ``grid`` by classes: ``run(ctas, size, check)`` interprets the corner CTAs
+    together, adds their counts times ``size / len(ctas)`` (the box's CTAs per corner) and, with ``check``,
+    raises :class:`Divergent` (adding nothing) when they disagree. After ``max_ctas`` corner CTAs, boxes are counted from their corners."""
     out = Search()
     stack: list[Box] = [tuple((0, n - 1) for n in grid)]  # type: ignore[list-item]
     while stack:
@@ -266,7 +266,7 @@ def search(grid: tuple[int, int, int], run: Callable[[list[tuple[int, int, int]]
         n = size(box)
         checked = len(cs) > 1 and out.runs + len(cs) <= max_ctas
         try:
-            run(cs, n / len(cs), checked)
+            run(cs, n, checked)
         except Divergent as diverged:
             out.runs += len(cs)
             stack += split(box, cs, diverged.differences)

@@ -21,7 +21,8 @@ from ptxstatic.block_counts import BlockCounts
 from ptxstatic.counts.static.agree import CORNER
 from ptxstatic.counts.static.branch_shares import measured_shares
 from ptxstatic.counts.static.ctas import Affinity, cta_affinity, search
-from ptxstatic.counts.static.interp import Group, Interpreter, WorkLimit
+from ptxstatic.counts.static.interp import Group, Interpreter, Spread, WorkLimit
+from ptxstatic.counts.static.loops import SPREAD_Z, Driver
 from ptxstatic.counts.static.markov import frequency_estimate
 from ptxstatic.counts.static.values import Rows, constant_bits, fake_base, maybe_null
 from ptxstatic.errors import PtxstaticError
@@ -32,6 +33,7 @@ from ptxstatic.ptx.dtypes import U64, Unsupported
 from ptxstatic.ptx.launch_binding import BoundLaunch
 
 CHUNK_THREADS = 1 << 15  #: threads interpreted together (whole CTAs)
+SAMPLE_CHUNK_THREADS = 1 << 12  #: threads of the first chunk of a sample of CTAs (each next one twice as many)
 
 
 @dataclass
@@ -156,6 +158,15 @@ def entry_group(launch: Launch, ctas: np.ndarray) -> Group:
 # --------------------------------------------------------------------------------------- estimate
 
 
+def _scaled(c: float, num: int, den: int) -> float:
+    """``c * num / den``, a whole number kept whole (and exact at any size) where it is one."""
+    if isinstance(c, float) and c.is_integer():
+        c = int(c)
+    if isinstance(c, int) and c * num % den == 0:
+        return c * num // den
+    return c * num / den
+
+
 class _Session:
     """One interpreter over a launch: runs sets of CTAs, adding their counts scaled, with flags."""
 
@@ -167,44 +178,84 @@ class _Session:
         self.interp = Interpreter(module, tags, max_work=max_work, watch=watch or {},
                                   deadline=time.process_time() + max_seconds,
                                   shares_of=measured_shares(measured) if measured else None)
-        if fast_forward:
-            from ptxstatic.counts.static.loops import fast_forward as hook
-
-            self.interp.on_header = hook
+        self.interp.loop_driver = lambda interp, plan, loop: Driver(interp, plan, loop, fast_forward)
         self.interp.notes += notes
         self.kernel, self.launch = kernel, launch
         self.plan = self.interp.plan(kernel.name)
-        self.threads = 0.0  # threads counted so far
+        self.threads = 0  # threads counted so far
+        self.chunks: list[tuple[int, dict[str, dict[int, float]]]] = []  # a sample's chunks: threads, counts
 
-    def run(self, ctas: np.ndarray, scale: float, check: bool = False, flag: str = "") -> None:
-        """Interpret the CTAs ``ctas`` (linear ids) and add their counts times ``scale``; with ``check`` the
-        CTAs are corners of a class and must agree (else :class:`Divergent`, and nothing is added). ``flag``:
-        why these counts are not exact (every block they reach is flagged with it)."""
-        interp, tpb = self.interp, self.launch.threads_per_block
-        saved = interp.counts
-        interp.counts = {fn: dict.fromkeys(blocks, 0.0) for fn, blocks in saved.items()}
+    def run(self, ctas: np.ndarray, scale: tuple[int, int] = (1, 1), check: bool = False, flag: str = "",
+            sampled: bool = False) -> None:
+        """Interpret the CTAs ``ctas`` (linear ids) and add their counts times ``scale`` (numerator,
+        denominator); with ``check`` the CTAs are corners of a class and must agree (else :class:`Divergent`,
+        and nothing is added). ``flag``: why these counts are not exact (every block they reach is flagged
+        with it). ``sampled``: the CTAs are a random sample, run in growing chunks whose counts are kept for
+        extrapolating to the others (what ran until the budget ends it stays counted)."""
+        tpb = self.launch.threads_per_block
         per_chunk = max(1, CHUNK_THREADS // tpb)
+        size = max(1, SAMPLE_CHUNK_THREADS // tpb) if sampled else per_chunk
+        start = 0
+        while start < len(ctas):
+            chunk = ctas[start:start + size]
+            self._chunk(chunk, scale, check, flag, sampled)
+            start += len(chunk)
+            size = min(2 * size, per_chunk)
+
+    def _chunk(self, ctas: np.ndarray, scale: tuple[int, int], check: bool, flag: str, sampled: bool) -> None:
+        interp, tpb = self.interp, self.launch.threads_per_block
+        saved, spreads = interp.counts, interp.spreads
+        interp.counts = {fn: dict.fromkeys(blocks, 0) for fn, blocks in saved.items()}
+        interp.spreads = {}
         try:
             with np.errstate(all="ignore"):
-                for start in range(0, len(ctas), per_chunk):
-                    g = entry_group(self.launch, ctas[start:start + per_chunk])
-                    g.rows.params = dict(self.params)
-                    if check:
-                        g.rows.key = np.arange(g.n) // tpb * CORNER + np.tile(np.arange(tpb), g.n // tpb)
-                    interp.run(self.plan, g)
+                g = entry_group(self.launch, ctas)
+                g.rows.params = dict(self.params)
+                if check:
+                    g.rows.key = np.arange(g.n) // tpb * CORNER + np.tile(np.arange(tpb), g.n // tpb)
+                interp.run(self.plan, g)
         except BaseException:
             for fn, blocks in interp.counts.items():
-                saved.setdefault(fn, dict.fromkeys(blocks, 0.0))
-            interp.counts = saved
+                saved.setdefault(fn, dict.fromkeys(blocks, 0))
+            interp.counts, interp.spreads = saved, spreads
             raise
-        fresh, interp.counts = interp.counts, saved
+        fresh, fresh_spreads = interp.counts, interp.spreads
+        interp.counts, interp.spreads = saved, spreads
+        num, den = scale
         for fn, blocks in fresh.items():
-            dst = saved.setdefault(fn, dict.fromkeys(blocks, 0.0))
+            dst = saved.setdefault(fn, dict.fromkeys(blocks, 0))
             for b, c in blocks.items():
-                dst[b] = dst.get(b, 0.0) + c * scale
+                dst[b] = dst.get(b, 0) + _scaled(c, num, den)
                 if flag:  # CTAs between the corners may run blocks the corners did not
                     interp.estimated(fn, b, flag)
-        self.threads += len(ctas) * tpb * scale
+        for (fn, b), sp in fresh_spreads.items():
+            f = num / den
+            interp.spread(fn, b).add(Spread(sp.below * f, sp.above * f, sp.variance * f * f))
+        if sampled:
+            self.chunks.append((len(ctas) * tpb, fresh))
+        self.threads += len(ctas) * tpb * num // den
+
+    def extrapolate(self, threads: int, reason: str) -> None:
+        """Add the counts of ``threads`` threads not interpreted, by the mean per thread of the sampled chunks,
+        flagged with ``reason``, with the spread the chunks' differences give."""
+        interp = self.interp
+        sizes = np.array([t for t, _ in self.chunks], dtype=np.float64)
+        for fn in {fn for _, counts in self.chunks for fn in counts}:
+            for b in {b for _, counts in self.chunks for b in counts.get(fn, {})}:
+                rates = np.array([counts.get(fn, {}).get(b, 0) for _, counts in self.chunks], dtype=np.float64)
+                rates /= sizes
+                mean = float(np.dot(rates, sizes) / sizes.sum())
+                if mean == 0 and not rates.any():
+                    continue
+                se = (float(np.sqrt(np.sum(sizes ** 2 * (rates - mean) ** 2))) / sizes.sum()
+                      if len(sizes) > 1 else mean)
+                interp.add(fn, b, mean * threads)
+                interp.estimated(fn, b, reason)
+                low = max(0.0, min(mean - SPREAD_Z * se, float(rates.min())))
+                high = max(mean + SPREAD_Z * se, float(rates.max()))
+                interp.spread(fn, b).add(Spread((mean - low) * threads, (high - mean) * threads,
+                                                (se * threads) ** 2))
+        self.threads += threads
 
 
 def _linear(launch: Launch, coords: list[tuple[int, int, int]]) -> np.ndarray:
@@ -220,17 +271,19 @@ def _by_classes(session: _Session, aff: Affinity, launch: Launch) -> str:
     n_cta, tpb = launch.blocks, launch.threads_per_block
     budget = min(STATIC_CLASS_CTAS, max(8, STATIC_MAX_THREADS // tpb))
     if aff.reason is not None:
-        if n_cta * tpb <= STATIC_MAX_THREADS:
-            session.run(np.arange(n_cta, dtype=np.int64), 1.0)
+        order = np.random.default_rng(0).permutation(n_cta)
+        if n_cta * tpb > STATIC_MAX_THREADS:
+            order = order[:budget]
+        session.run(order, sampled=True)
+        if len(order) == n_cta:
             return "all threads interpreted"
-        sample = np.sort(np.random.default_rng(0).choice(n_cta, budget, replace=False))
-        why = f"control flow depends on the CTA index ({aff.reason}): {budget} of {n_cta} CTAs sampled, scaled"
-        session.run(sample, n_cta / budget, flag=why)
+        session.extrapolate((n_cta - budget) * tpb, f"control flow depends on the CTA index ({aff.reason}): "
+                                                    f"{budget} of {n_cta} CTAs sampled at random, scaled")
         return f"{budget} of {n_cta} CTAs sampled at random, scaled"
     unproven = f"CTAs counted from the corner CTAs of their class without proof (after {budget} corner CTAs)"
 
-    def corners(cs: list[tuple[int, int, int]], scale: float, check: bool) -> None:
-        session.run(_linear(launch, cs), scale, check, "" if len(cs) == 1 or check else unproven)
+    def corners(cs: list[tuple[int, int, int]], size: int, check: bool) -> None:
+        session.run(_linear(launch, cs), (size, len(cs)), check, "" if len(cs) == 1 or check else unproven)
 
     found = search(launch.grid, corners, budget)
     method = f"{n_cta} CTAs in {found.boxes} classes, {found.runs} corner CTAs interpreted"
@@ -274,22 +327,26 @@ def estimate_counts(bound: BoundLaunch, *, max_work: float = STATIC_MAX_WORK,
     started = time.process_time()
     try:
         if aff.uniform:
-            session.run(np.zeros(1, dtype=np.int64), float(n_cta))
+            session.run(np.zeros(1, dtype=np.int64), (n_cta, 1))
             method = "one CTA interpreted, scaled by CTAs"
         else:
             method = _by_classes(session, aff, launch)
     except WorkLimit as stop:
-        interp = session.interp
-        rest = float(n_cta * tpb) - session.threads
-        reason = f"{stop} after {time.process_time() - started:.1f} CPU s: branch-probability estimate"
-        frequency_estimate(interp, kernel.name, rest, reason)
-        method = f"{stop}: {rest:.0f} of {n_cta * tpb} threads from branch-probability frequencies"
+        rest = n_cta * tpb - session.threads
+        spent = f"{stop} after {time.process_time() - started:.1f} CPU s"
+        if session.chunks:
+            counted = sum(t for t, _ in session.chunks)
+            session.extrapolate(rest, f"{spent}: extrapolated from {counted // tpb} CTAs sampled at random")
+            method = f"{spent}: {rest} of {n_cta * tpb} threads extrapolated from {counted} sampled at random"
+        else:
+            frequency_estimate(session.interp, kernel.name, rest, f"{spent}: branch-probability estimate")
+            method = f"{stop}: {rest} of {n_cta * tpb} threads from branch-probability frequencies"
     interp = session.interp
     exact = {fn: {b: b not in interp.reasons.get(fn, {}) for b in blocks} for fn, blocks in interp.counts.items()}
     for fn, blocks in interp.counts.items():  # exact counts are sums of fragment weights that add up to whole threads
         for b, c in blocks.items():
             if exact[fn][b]:
-                blocks[b] = float(round(c))
+                blocks[b] = round(c)
     if profile is not None:
         split = sum(len(interp.plan(fn).shares) for fn in interp.counts)
         interp.notes.append(f"{split} branch(es) with their shares in the {profile.source} counts of a launch "

@@ -22,11 +22,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Protocol
 
 import networkx as nx
 import numpy as np
 
-from ptxstatic.analysis.cfg import BasicBlock, BlockGraph, build_cfg
+from ptxstatic.analysis.cfg import BasicBlock, BlockGraph, Loop, build_cfg
 from ptxstatic.analysis.defuse import DefUse, def_use
 from ptxstatic.analysis.registers import is_special
 from ptxstatic.counts.static.agree import watched
@@ -51,7 +52,6 @@ class Group:
     weight: np.ndarray  # float64: 0-d (all rows alike) or one per row
     origin: np.ndarray  # row -> row of the group that entered the function
     regions: frozenset[int] = frozenset()  # data-dependent branch blocks whose influence the rows are in
-    trace: object | None = None  # loop fast-forward state (ptxstatic.counts.static.loops)
 
     @property
     def n(self) -> int:
@@ -76,7 +76,7 @@ def reweighted(g: Group, factor: float, region: int) -> Group:
     """A copy of ``g`` with weights scaled by ``factor`` and ``region`` added to its influence set."""
     r = g.rows
     rows = Rows(r.n, dict(r.regs), dict(r.ptr), set(r.tainted), dict(r.params), True, r.key)
-    return Group(rows, g.weight * factor, g.origin, g.regions | {region}, g.trace)
+    return Group(rows, g.weight * factor, g.origin, g.regions | {region})
 
 
 def _concat(parts: list[Bits | None], sizes: list[int]) -> Bits | None:
@@ -116,8 +116,7 @@ def merge(groups: list[Group]) -> Group:
     if np.all(weight == weight[0]):
         weight = np.asarray(weight[0])
     origin = np.concatenate([g.origin for g in groups])
-    trace = groups[0].trace if all(g.trace is groups[0].trace for g in groups) else None
-    return Group(rows, weight, origin, groups[0].regions, trace)
+    return Group(rows, weight, origin, groups[0].regions)
 
 
 def rejoin(groups: list[Group]) -> Group | None:
@@ -140,7 +139,7 @@ def rejoin(groups: list[Group]) -> Group | None:
     weight = sum((g.weight for g in groups[1:]), start=first.weight)
     out = Rows(rows.n, dict(rows.regs), dict(rows.ptr), set().union(*(g.rows.tainted for g in groups)),
                dict(rows.params), any(g.rows.shadowed for g in groups), rows.key)
-    return Group(out, np.asarray(weight), first.origin, first.regions, first.trace)
+    return Group(out, np.asarray(weight), first.origin, first.regions)
 
 
 def fold(g: Group) -> Group:
@@ -165,7 +164,6 @@ def fold(g: Group) -> Group:
     ids = np.cumsum(start) - 1
     out = take(g, order[start])
     out.weight = np.bincount(ids, weights=np.broadcast_to(g.weight, (g.n,))[order], minlength=int(ids[-1]) + 1)
-    out.trace = g.trace
     return out
 
 
@@ -179,6 +177,51 @@ def end_shadow(rows: Rows) -> None:
         if tainted:
             rows.params[key] = (None, size, None, False)
     rows.shadowed = False
+
+
+def gather(groups: list[Group]) -> list[Group]:
+    """Groups met at one block, one per set of regions: fragments of one group rejoined, others merged and
+    folded."""
+    by_region: dict[frozenset[int], list[Group]] = {}
+    for g in groups:
+        by_region.setdefault(g.regions, []).append(g)
+    return [gs[0] if len(gs) == 1 else rejoin(gs) or fold(merge(gs)) for gs in by_region.values()]
+
+
+@dataclass
+class Spread:
+    """How far the sampled part of a block's count may be off: ``count - below`` to ``count + above`` holds it;
+    ``variance`` is the square of its standard error."""
+
+    below: float = 0.0
+    above: float = 0.0
+    variance: float = 0.0
+
+    def add(self, other: Spread) -> None:
+        self.below += other.below
+        self.above += other.above
+        self.variance += other.variance
+
+
+@dataclass
+class Iteration:
+    """What one iteration of a loop did: the counts it added (function, block -> amount, those of the loops
+    and calls inside it included), its work in row-instructions, and whether no group split on the way."""
+
+    added: dict[tuple[str, int], float]
+    work: float
+    whole: bool
+
+
+class LoopDriver(Protocol):
+    """Sees each iteration of one run of a loop: ``begin`` takes the groups starting it (and gives those to
+    run), ``end`` the groups that came back to the header and those that left; it gives the groups to run
+    next and any more that leave (after skipping iterations)."""
+
+    def begin(self, groups: list[Group]) -> list[Group]: ...
+
+    def end(self, started: list[Group], back: list[Group], left: list[tuple[Group, int | None]],
+            iteration: Iteration) -> tuple[list[Group], list[tuple[Group, int | None]]]: ...
 
 
 # --------------------------------------------------------------------------------------- plans
@@ -218,7 +261,8 @@ class FunctionPlan:
     cfg: BlockGraph
     ops: list[list[Op]]
     terminators: list[Terminator]
-    loop_facts: dict[int, object] = field(default_factory=dict)  # header -> loops.LoopFacts | None
+    loop_facts: dict[int, object] = field(default_factory=dict)  # header -> loops.LoopFacts
+    data_values: object | None = None  # loops._DataValues: which registers always hold data
     #: two-way branch block -> share of each way (``Terminator.outcomes``) in a measured run
     shares: dict[int, tuple[float, ...]] = field(default_factory=dict)
 
@@ -256,6 +300,11 @@ class FunctionPlan:
             g.add_edge(end, b)
         dom = nx.immediate_dominators(g, end)
         return {b: d for b, d in dom.items() if b != end}
+
+    @cached_property
+    def headers(self) -> dict[int, Loop]:
+        """Each loop by its header."""
+        return {lp.header: lp for lp in self.cfg.loops}
 
     @cached_property
     def innermost_loop(self) -> dict[int, frozenset[int]]:
@@ -355,11 +404,20 @@ class Interpreter:
     notes: list[str] = field(default_factory=list)
     work: float = 0.0
     steps: int = 0
-    on_header: Callable[[Interpreter, FunctionPlan, Group, int], None] | None = None
+    #: makes the driver of one run of a loop (:mod:`ptxstatic.counts.static.loops`); None: loops are not driven
+    loop_driver: Callable[[Interpreter, FunctionPlan, Loop], LoopDriver] | None = None
     watch: dict[str, frozenset[int]] = field(default_factory=dict)  # function -> comparisons checked by CTA
     deadline: float | None = None  # time.process_time() (CPU seconds) at which interpretation stops
     #: the measured branch shares of a function's plan (``branch_shares.measured_shares``), where there are some
     shares_of: Callable[[FunctionPlan], dict[int, tuple[float, ...]]] | None = None
+    splits: int = 0  # groups split by a known branch so far
+    #: (function, block) -> how far its sampled part may be off, where a part of it was sampled
+    spreads: dict[tuple[str, int], Spread] = field(default_factory=dict)
+    #: (function, changing argument positions) -> the positions of its returned values that change, or None
+    #: when those arguments steer its branches (loops.taint)
+    steering: dict[tuple[str, frozenset[int]], frozenset[int] | None] = field(default_factory=dict)
+    recording: int = 0  # loops being driven: while any is, every count added is also put on the trail
+    trail: list[tuple[str, int, float]] = field(default_factory=list)  # (function, block, amount) added
     _plans: dict[str, FunctionPlan] = field(default_factory=dict)
 
     def plan(self, name: str) -> FunctionPlan:
@@ -372,44 +430,28 @@ class Interpreter:
                 p.shares = self.shares_of(p)
         return p
 
+    def spread(self, fn: str, block: int) -> Spread:
+        """How far the sampled part of a block's count may be off (made on first use)."""
+        return self.spreads.setdefault((fn, block), Spread())
+
     def estimated(self, fn: str, block: int, reason: str) -> None:
         self.reasons.setdefault(fn, {}).setdefault(block, reason)
+
+    # ----------------------------------------------------------------------------------------- counts
+    def add(self, fn: str, block: int, amount: float) -> None:
+        """Add ``amount`` thread entries to a block; whole amounts are added as integers, so that exact counts stay
+        exact at any size (a float holds whole numbers only up to 2**53)."""
+        counts = self.counts[fn]
+        if isinstance(amount, float) and amount.is_integer():
+            amount = int(amount)
+        counts[block] = counts.get(block, 0) + amount
+        if self.recording:
+            self.trail.append((fn, block, amount))
 
     # ----------------------------------------------------------------------------- one function
     def run(self, plan: FunctionPlan, entry: Group, depth: int = 0) -> list[Group]:
         """Interpret ``plan`` from its entry block for ``entry``; the groups that returned."""
-        pending: dict[int, list[Group]] = {}
-        heap: list[tuple[int, int]] = []
-        returned: list[Group] = []
-
-        def arrive(g: Group, block: int) -> None:
-            if g.regions:
-                kept = frozenset(r for r in g.regions if r == OUTER or plan.ipdom.get(r) != block)
-                if kept != g.regions:
-                    g.regions = kept
-                    if not kept:
-                        end_shadow(g.rows)
-            if block not in pending:
-                pending[block] = []
-                heapq.heappush(heap, (plan.rank.get(block, len(plan.rank) + block), block))
-            pending[block].append(g)
-
-        arrive(entry, plan.cfg.entry)
-        while heap:
-            _, block = heapq.heappop(heap)
-            by_region: dict[frozenset[int], list[Group]] = {}
-            for g in pending.pop(block):
-                by_region.setdefault(g.regions, []).append(g)
-            for groups in by_region.values():
-                g = groups[0] if len(groups) == 1 else rejoin(groups) or fold(merge(groups))
-                out = self._execute(plan, g, block, depth)
-                if out is None:
-                    continue
-                for succ_group, succ in out:
-                    if succ is None:
-                        returned.append(succ_group)
-                    else:
-                        arrive(succ_group, succ)
+        returned = [g for g, _ in self._walk(plan, [entry], plan.cfg.entry, None, depth)]
         for g in returned:
             inner = frozenset(r for r in g.regions if r == OUTER)
             if inner != g.regions:
@@ -418,18 +460,85 @@ class Interpreter:
                     end_shadow(g.rows)
         return returned
 
+    def _walk(self, plan: FunctionPlan, starts: list[Group], start: int, loop: Loop | None, depth: int
+              ) -> list[tuple[Group, int | None]]:
+        """Run the groups ``starts`` from block ``start`` through the function, or through one iteration of
+        ``loop``; the groups that left (returned: ``None``; left the loop or came back to its header: the block)."""
+        pending: dict[int, list[Group]] = {}
+        heap: list[tuple[int, int]] = []
+        out: list[tuple[Group, int | None]] = []
+
+        def arrive(g: Group, block: int | None, first: bool = False) -> None:
+            if block is None:
+                out.append((g, None))
+                return
+            if g.regions:
+                kept = frozenset(r for r in g.regions if r == OUTER or plan.ipdom.get(r) != block)
+                if kept != g.regions:
+                    g.regions = kept
+                    if not kept:
+                        end_shadow(g.rows)
+            if loop is not None and (block not in loop.body or (block == loop.header and not first)):
+                out.append((g, block))
+                return
+            if block not in pending:
+                pending[block] = []
+                heapq.heappush(heap, (plan.rank.get(block, len(plan.rank) + block), block))
+            pending[block].append(g)
+
+        for g in starts:
+            arrive(g, start, True)
+        while heap:
+            _, block = heapq.heappop(heap)
+            for g in gather(pending.pop(block)):
+                inner = plan.headers.get(block) if self.loop_driver is not None else None
+                if inner is not None and inner is not loop:  # a loop entered from outside: run it to its end
+                    for left, succ in self._loop(plan, inner, g, depth):
+                        arrive(left, succ)
+                    continue
+                for succ_group, succ in self._execute(plan, g, block, depth) or ():
+                    arrive(succ_group, succ)
+        return out
+
+    def _loop(self, plan: FunctionPlan, loop: Loop, g: Group, depth: int) -> list[tuple[Group, int | None]]:
+        """Run ``loop`` iteration by iteration for ``g``, entering at its header; the groups that left it. The
+        loop driver sees every iteration (the counts it added, the groups that came back) and may skip ahead."""
+        driver = self.loop_driver(self, plan, loop)  # type: ignore[misc]
+        exits: list[tuple[Group, int | None]] = []
+        groups = [g]
+        self.recording += 1
+        try:
+            while groups:
+                starts = driver.begin(gather(groups))
+                pos, work, splits = len(self.trail), self.work, self.splits
+                left = self._walk(plan, starts, loop.header, loop, depth)
+                groups = [h for h, b in left if b == loop.header]
+                gone = [(h, b) for h, b in left if b != loop.header]
+                added: dict[tuple[str, int], float] = {}
+                for fn, b, amount in self.trail[pos:]:
+                    added[(fn, b)] = added.get((fn, b), 0) + amount
+                del self.trail[pos:]
+                if self.recording > 1:  # the iteration of an enclosing loop holds these counts too
+                    self.trail += [(fn, b, amount) for (fn, b), amount in added.items()]
+                exits += gone
+                groups, more = driver.end(starts, groups, gone, Iteration(added, self.work - work,
+                                                                         self.splits == splits))
+                exits += more
+        finally:
+            self.recording -= 1
+            if not self.recording:
+                self.trail.clear()
+        return exits
+
     def _execute(self, plan: FunctionPlan, g: Group, block: int, depth: int
                  ) -> list[tuple[Group, int | None]] | None:
         name = plan.function.name
-        counts = self.counts[name]
-        counts[block] = counts.get(block, 0.0) + g.total_weight()
+        self.add(name, block, g.total_weight())
         if g.regions:
             root = min(r for r in g.regions) if OUTER not in g.regions else OUTER
             self.estimated(name, block, "caller branch depends on data" if root == OUTER else
                            f"depends on a data-dependent branch at line {plan.branch_line(root)}"
                            + (", split as in the measured run" if root in plan.shares else ""))
-        if self.on_header is not None and block in plan.innermost_loop:
-            self.on_header(self, plan, g, block)
         ops = plan.ops[block]
         self.steps += len(ops) + 1
         self.work += g.n * (len(ops) + 1)
@@ -472,6 +581,8 @@ class Interpreter:
             parts = [(take(g, idx), t) for idx, t in ((hit, targets[0]), (miss, targets[1])) if len(idx)]
             if len(parts) == 1:
                 parts = [(g, parts[0][1])]
+            else:
+                self.splits += 1
         for part, succ in parts:
             if tainted:
                 part.regions = part.regions | {block}
@@ -503,7 +614,9 @@ class Interpreter:
             return [(reweighted(g, 1 / k, block), t) for t in term.targets]
         idx = np.broadcast_to(idx.astype(np.int64) & 0xFFFFFFFF, (g.n,))
         out = []
-        for value in np.unique(idx):
+        values = np.unique(idx)
+        self.splits += len(values) > 1
+        for value in values:
             rows = np.flatnonzero(idx == value)
             if value < len(term.targets):
                 part = take(g, rows) if len(rows) < g.n else g
