@@ -77,8 +77,8 @@ def _affine(ins: Instruction, dependent: set[str]) -> bool:
     return not (info.opcode == "shl" and 1 in varying)
 
 
-def _dependent(ins: list[Instruction], regs: list[tuple[list[str], list[str]]], symbols: set[str]
-               ) -> tuple[set[int], set[str], dict[str, list[int]]]:
+def _dependent(ins: list[Instruction], regs: list[tuple[list[str], list[str]]], symbols: set[str],
+               known: frozenset[int]) -> tuple[set[int], set[str], dict[str, list[int]]]:
     """Instructions reading a value derived from ``%ctaid`` (or loaded from one of the parameter-space
     ``symbols`` that carry one) other than through data, the registers holding such values, and the readers
     of each register. Registers rather than reaching definitions: a register written anywhere from such a
@@ -92,7 +92,7 @@ def _dependent(ins: list[Instruction], regs: list[tuple[list[str], list[str]]], 
     dep, dependent = set(work), set()
     while work:
         i = work.pop()
-        if _is_data(ins[i]):
+        if _is_data(ins[i]) and i not in known:
             continue
         for r in regs[i][0]:
             if r not in dependent:
@@ -100,7 +100,7 @@ def _dependent(ins: list[Instruction], regs: list[tuple[list[str], list[str]]], 
                 fresh = [u for u in readers.get(r, ()) if u not in dep]
                 dep.update(fresh)
                 work += fresh
-    return {i for i in dep if not _is_data(ins[i])}, dependent, readers
+    return {i for i in dep if not _is_data(ins[i]) or i in known}, dependent, readers
 
 
 def _param_symbol(ins: Instruction, position: int) -> str:
@@ -121,12 +121,13 @@ class _Function:
     stored: set[str]
 
 
-def _function_affinity(fn: Function, symbols: set[str]) -> _Function:
+def _function_affinity(fn: Function, symbols: set[str], known: frozenset[int]) -> _Function:
     """Watched comparisons of one function and the first reason its CTA dependence is not affine;
-    ``symbols``: its parameters (and the values its calls return) that carry a CTA-dependent value."""
+    ``symbols``: its parameters (and the values its calls return) that carry a CTA-dependent value; ``known``:
+    its loads of known memory (what they read depends on their address)."""
     ins = fn.instructions
     regs = [defs_uses(x) for x in ins]
-    dep, dependent, readers = _dependent(ins, regs, symbols)
+    dep, dependent, readers = _dependent(ins, regs, symbols, known)
     watch, bad, reason, stored = set(), set(), None, set()
     for i in sorted(dep):
         x = ins[i]
@@ -141,7 +142,8 @@ def _function_affinity(fn: Function, symbols: set[str]) -> _Function:
             reason = reason or f"{full} at line {x.line} depends on the CTA index"
         elif full.startswith(("bra", "ret", "exit", "st", "ld.param")):
             continue  # transfers on watched predicates; stores define nothing; a parameter holds what was stored
-        elif not (x.info.dtype == "pred" and op in _LOGIC and x.guard is None) and not _affine(x, dependent):
+        elif i in known or (not (x.info.dtype == "pred" and op in _LOGIC and x.guard is None)
+                            and not _affine(x, dependent)):
             bad.add(i)
     seen, work = set(bad), list(bad)
     while work and reason is None:
@@ -150,7 +152,7 @@ def _function_affinity(fn: Function, symbols: set[str]) -> _Function:
             origin = min(bad)
             reason = f"{ins[origin].opcode} at line {ins[origin].line} is not affine in the CTA index"
         for u in (u for r in regs[i][0] for u in readers.get(r, ())):
-            if u not in seen and not _is_data(ins[u]):
+            if u not in seen and (not _is_data(ins[u]) or u in known):
                 seen.add(u)
                 work.append(u)
     return _Function(frozenset(watch), reason, stored)
@@ -171,11 +173,13 @@ def _calls(fn: Function, defined: dict[str, Function]) -> list[tuple[Function, l
     return out
 
 
-def cta_affinity(module: Module, kernel: Function) -> Affinity:
+def cta_affinity(module: Module, kernel: Function,
+                 known: Callable[[Function], frozenset[int]] = lambda fn: frozenset()) -> Affinity:
     """The comparisons depending on ``%ctaid`` in the kernel and the functions it calls, and whether that
     dependence is affine. A CTA-dependent call argument makes the callee's parameter CTA-dependent, and a
     CTA-dependent returned value the caller's load of it; the functions are analysed again until that
-    settles."""
+    settles. ``known``: the loads of a function that read known memory (a load at a CTA-dependent address
+    then reads a CTA-dependent value, not affine in the CTA index)."""
     defined = {f.name: f for f in module.functions if f.body is not None}
     symbols: dict[str, set[str]] = {kernel.name: set()}
     while True:
@@ -185,7 +189,7 @@ def cta_affinity(module: Module, kernel: Function) -> Affinity:
             fn = todo.pop()
             if fn.name in found:
                 continue
-            found[fn.name] = _function_affinity(fn, symbols.setdefault(fn.name, set()))
+            found[fn.name] = _function_affinity(fn, symbols.setdefault(fn.name, set()), known(fn))
             todo += [callee for callee, _, _ in _calls(fn, defined)]
         grown = False
         for name, result in found.items():
@@ -257,7 +261,8 @@ def search(grid: tuple[int, int, int], run: Callable[[list[tuple[int, int, int]]
            max_ctas: int) -> Search:
     """Count every CTA of ``grid`` by classes: ``run(ctas, size, check)`` interprets the corner CTAs
     together, adds their counts times ``size / len(ctas)`` (the box's CTAs per corner) and, with ``check``,
-    raises :class:`Divergent` (adding nothing) when they disagree. After ``max_ctas`` corner CTAs, boxes are counted from their corners."""
+    raises :class:`Divergent` (adding nothing) when they disagree. After ``max_ctas`` corner CTAs, boxes are
+    counted from their corners."""
     out = Search()
     stack: list[Box] = [tuple((0, n - 1) for n in grid)]  # type: ignore[list-item]
     while stack:

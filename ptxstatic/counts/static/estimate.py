@@ -24,6 +24,7 @@ from ptxstatic.counts.static.ctas import Affinity, cta_affinity, search
 from ptxstatic.counts.static.interp import Group, Interpreter, Spread, WorkLimit
 from ptxstatic.counts.static.loops import SPREAD_Z, Driver
 from ptxstatic.counts.static.markov import frequency_estimate
+from ptxstatic.counts.static.memory import KnownMemory
 from ptxstatic.counts.static.values import Rows, constant_bits, fake_base, maybe_null
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.launch import Buffer, Launch
@@ -170,14 +171,14 @@ def _scaled(c: float, num: int, den: int) -> float:
 class _Session:
     """One interpreter over a launch: runs sets of CTAs, adding their counts scaled, with flags."""
 
-    def __init__(self, module: Module, kernel: Function, launch: Launch, max_work: float, fast_forward: bool,
-                 max_seconds: float, watch: dict[str, frozenset[int]] | None = None,
+    def __init__(self, module: Module, kernel: Function, launch: Launch, memory: KnownMemory, max_work: float,
+                 fast_forward: bool, max_seconds: float, watch: dict[str, frozenset[int]] | None = None,
                  measured: dict[str, dict[int, float]] | None = None) -> None:
         tags = symbol_tags(module, kernel)
         self.params, notes = kernel_params(kernel, launch, tags)
         self.interp = Interpreter(module, tags, max_work=max_work, watch=watch or {},
                                   deadline=time.process_time() + max_seconds,
-                                  shares_of=measured_shares(measured) if measured else None)
+                                  shares_of=measured_shares(measured) if measured else None, memory=memory)
         self.interp.loop_driver = lambda interp, plan, loop: Driver(interp, plan, loop, fast_forward)
         self.interp.notes += notes
         self.kernel, self.launch = kernel, launch
@@ -190,7 +191,7 @@ class _Session:
         """Interpret the CTAs ``ctas`` (linear ids) and add their counts times ``scale`` (numerator,
         denominator); with ``check`` the CTAs are corners of a class and must agree (else :class:`Divergent`,
         and nothing is added). ``flag``: why these counts are not exact (every block they reach is flagged
-        with it). ``sampled``: the CTAs are a random sample, run in growing chunks whose counts are kept for
+        with it). ``sampled``: the CTAs are a sample, run in growing chunks whose counts are kept for
         extrapolating to the others (what ran until the budget ends it stays counted)."""
         tpb = self.launch.threads_per_block
         per_chunk = max(1, CHUNK_THREADS // tpb)
@@ -258,6 +259,17 @@ class _Session:
         self.threads += threads
 
 
+def spread(n: int, count: int) -> np.ndarray:
+    """``count`` of the CTAs ``0 .. n-1`` (linear ids) in an order of which every prefix is spread evenly over the
+    grid: the bit-reversed sequence, a stratified sample at every length."""
+    bits = max(1, (n - 1).bit_length())
+    idx = np.arange(min(1 << bits, 2 * count), dtype=np.int64)
+    rev = np.zeros_like(idx)
+    for b in range(bits):
+        rev |= ((idx >> b) & 1) << (bits - 1 - b)
+    return rev[rev < n][:count]
+
+
 def _linear(launch: Launch, coords: list[tuple[int, int, int]]) -> np.ndarray:
     gx, gy, _ = launch.grid
     return np.array([x + gx * (y + gy * z) for x, y, z in coords], dtype=np.int64)
@@ -271,15 +283,13 @@ def _by_classes(session: _Session, aff: Affinity, launch: Launch) -> str:
     n_cta, tpb = launch.blocks, launch.threads_per_block
     budget = min(STATIC_CLASS_CTAS, max(8, STATIC_MAX_THREADS // tpb))
     if aff.reason is not None:
-        order = np.random.default_rng(0).permutation(n_cta)
-        if n_cta * tpb > STATIC_MAX_THREADS:
-            order = order[:budget]
+        order = spread(n_cta, n_cta if n_cta * tpb <= STATIC_MAX_THREADS else budget)
         session.run(order, sampled=True)
         if len(order) == n_cta:
             return "all threads interpreted"
         session.extrapolate((n_cta - budget) * tpb, f"control flow depends on the CTA index ({aff.reason}): "
-                                                    f"{budget} of {n_cta} CTAs sampled at random, scaled")
-        return f"{budget} of {n_cta} CTAs sampled at random, scaled"
+                                                    f"{budget} of {n_cta} CTAs sampled across the grid, scaled")
+        return f"{budget} of {n_cta} CTAs sampled across the grid, scaled"
     unproven = f"CTAs counted from the corner CTAs of their class without proof (after {budget} corner CTAs)"
 
     def corners(cs: list[tuple[int, int, int]], size: int, check: bool) -> None:
@@ -321,9 +331,10 @@ def estimate_counts(bound: BoundLaunch, *, max_work: float = STATIC_MAX_WORK,
     kernel (any launch), whose branch shares split the data-dependent branches (still flagged)."""
     module, kernel, launch = bound.module, bound.kernel, bound.launch
     n_cta, tpb = launch.blocks, launch.threads_per_block
-    aff = cta_affinity(module, kernel)
+    memory = KnownMemory(module, kernel, launch, symbol_tags(module, kernel))
+    aff = cta_affinity(module, kernel, memory.loads)
     measured = measured_counts(module, kernel, profile) if profile is not None else None
-    session = _Session(module, kernel, launch, max_work, fast_forward, max_seconds, aff.watch, measured)
+    session = _Session(module, kernel, launch, memory, max_work, fast_forward, max_seconds, aff.watch, measured)
     started = time.process_time()
     try:
         if aff.uniform:
@@ -336,8 +347,8 @@ def estimate_counts(bound: BoundLaunch, *, max_work: float = STATIC_MAX_WORK,
         spent = f"{stop} after {time.process_time() - started:.1f} CPU s"
         if session.chunks:
             counted = sum(t for t, _ in session.chunks)
-            session.extrapolate(rest, f"{spent}: extrapolated from {counted // tpb} CTAs sampled at random")
-            method = f"{spent}: {rest} of {n_cta * tpb} threads extrapolated from {counted} sampled at random"
+            session.extrapolate(rest, f"{spent}: extrapolated from {counted // tpb} CTAs sampled across the grid")
+            method = f"{spent}: {rest} of {n_cta * tpb} threads extrapolated from {counted} sampled across the grid"
         else:
             frequency_estimate(session.interp, kernel.name, rest, f"{spent}: branch-probability estimate")
             method = f"{stop}: {rest} of {n_cta * tpb} threads from branch-probability frequencies"

@@ -29,8 +29,10 @@ import numpy as np
 
 from ptxstatic.analysis.cfg import BasicBlock, BlockGraph, Loop, build_cfg
 from ptxstatic.analysis.defuse import DefUse, def_use
+from ptxstatic.analysis.liveness import live_in
 from ptxstatic.analysis.registers import is_special
 from ptxstatic.counts.static.agree import watched
+from ptxstatic.counts.static.memory import KnownMemory
 from ptxstatic.counts.static.values import MIXED, Bits, Rows, Step, compile_instruction, compile_operands
 from ptxstatic.limits import STATIC_CALL_DEPTH, STATIC_MAX_STEPS, STATIC_MAX_WORK
 from ptxstatic.ptx.ast import BranchTargets, Function, InitList, Instruction, Label, Module, Reg, Sym, Tup, VarDecl
@@ -61,10 +63,11 @@ class Group:
         return float(self.weight) * self.n if self.weight.ndim == 0 else float(self.weight.sum())
 
 
-def take(g: Group, idx: np.ndarray) -> Group:
-    """The rows ``idx`` of ``g`` as a new group."""
+def take(g: Group, idx: np.ndarray, live: frozenset[str] | None = None) -> Group:
+    """The rows ``idx`` of ``g`` as a new group; with ``live``, only those registers (and the special ones)."""
     r = g.rows
-    regs = {k: (v if v is None or v.ndim == 0 else v[idx]) for k, v in r.regs.items()}
+    regs = {k: (v if v is None or v.ndim == 0 else v[idx]) for k, v in r.regs.items()
+            if live is None or k in live or is_special(k)}
     params = {k: ((b if b is None or b.ndim == 0 else b[idx]), *rest) for k, (b, *rest) in r.params.items()}
     key = None if r.key is None else r.key[idx]
     rows = Rows(len(idx), regs, dict(r.ptr), set(r.tainted), params, r.shadowed, key)  # type: ignore[arg-type]
@@ -263,6 +266,7 @@ class FunctionPlan:
     terminators: list[Terminator]
     loop_facts: dict[int, object] = field(default_factory=dict)  # header -> loops.LoopFacts
     data_values: object | None = None  # loops._DataValues: which registers always hold data
+    known: frozenset[int] = frozenset()  # loads whose values are known (memory.KnownMemory.loads)
     #: two-way branch block -> share of each way (``Terminator.outcomes``) in a measured run
     shares: dict[int, tuple[float, ...]] = field(default_factory=dict)
 
@@ -300,6 +304,12 @@ class FunctionPlan:
             g.add_edge(end, b)
         dom = nx.immediate_dominators(g, end)
         return {b: d for b, d in dom.items() if b != end}
+
+    @cached_property
+    def live_in(self) -> dict[int, frozenset[str]]:
+        """Registers whose value at the start of each block may be read later (a group split there keeps only
+        those)."""
+        return {b: frozenset(regs) for b, regs in live_in(self.cfg).items()}
 
     @cached_property
     def headers(self) -> dict[int, Loop]:
@@ -367,25 +377,29 @@ def _brx_labels(ins: Instruction, cfg: BlockGraph) -> list[str]:
     return []
 
 
-def _compile(ins: Instruction, symbols: dict[str, int], watch: bool) -> Op:
+def _compile(ins: Instruction, symbols: dict[str, int], watch: bool, memory: KnownMemory | None) -> Op:
     if ins.opcode.startswith("call"):
         return _call_site(ins)
-    step = compile_instruction(ins, symbols)
+    step = compile_instruction(ins, symbols, memory)
     return watched(step, compile_operands(ins, symbols)) if watch else step
 
 
-def make_plan(fn: Function, symbols: dict[str, int], watch: frozenset[int] = frozenset()) -> FunctionPlan:
-    """The plan of ``fn``; the comparisons at instruction indexes ``watch`` are checked across corner CTAs."""
+def make_plan(fn: Function, symbols: dict[str, int], watch: frozenset[int] = frozenset(),
+              memory: KnownMemory | None = None) -> FunctionPlan:
+    """The plan of ``fn``; the comparisons at instruction indexes ``watch`` are checked across corner CTAs;
+    ``memory``: what loads read with known values."""
     cfg = build_cfg(fn)
+    known = memory.loads(fn) if memory is not None else frozenset()
     label_block = {lab: b.id for b in cfg.blocks for lab in b.labels}
     ops: list[list[Op]] = []
     terms: list[Terminator] = []
     for b in cfg.blocks:
         term = _terminator(b, label_block, cfg)
         body = b.instructions[:-1] if term.kind != "fall" else b.instructions
-        ops.append([_compile(ins, symbols, b.start + j in watch) for j, ins in enumerate(body)])
+        ops.append([_compile(ins, symbols, b.start + j in watch, memory if b.start + j in known else None)
+                    for j, ins in enumerate(body)])
         terms.append(term)
-    return FunctionPlan(fn, cfg, ops, terms)
+    return FunctionPlan(fn, cfg, ops, terms, known=known)
 
 
 # ---------------------------------------------------------------------------------------- interpreter
@@ -408,6 +422,7 @@ class Interpreter:
     loop_driver: Callable[[Interpreter, FunctionPlan, Loop], LoopDriver] | None = None
     watch: dict[str, frozenset[int]] = field(default_factory=dict)  # function -> comparisons checked by CTA
     deadline: float | None = None  # time.process_time() (CPU seconds) at which interpretation stops
+    memory: KnownMemory | None = None  # what loads read with known values
     #: the measured branch shares of a function's plan (``branch_shares.measured_shares``), where there are some
     shares_of: Callable[[FunctionPlan], dict[int, tuple[float, ...]]] | None = None
     splits: int = 0  # groups split by a known branch so far
@@ -424,7 +439,7 @@ class Interpreter:
         p = self._plans.get(name)
         if p is None:
             p = self._plans[name] = make_plan(self.module.function(name), self.symbols,
-                                              self.watch.get(name, frozenset()))
+                                              self.watch.get(name, frozenset()), self.memory)
             self.counts.setdefault(name, dict.fromkeys(range(len(p.cfg.blocks)), 0.0))
             if self.shares_of is not None:
                 p.shares = self.shares_of(p)
@@ -578,7 +593,8 @@ class Interpreter:
         else:
             hit = np.flatnonzero(cond)
             miss = np.flatnonzero(~cond)
-            parts = [(take(g, idx), t) for idx, t in ((hit, targets[0]), (miss, targets[1])) if len(idx)]
+            parts = [(take(g, idx, plan.live_in.get(t)), t) for idx, t in ((hit, targets[0]), (miss, targets[1]))
+                     if len(idx)]
             if len(parts) == 1:
                 parts = [(g, parts[0][1])]
             else:
@@ -619,7 +635,7 @@ class Interpreter:
         for value in values:
             rows = np.flatnonzero(idx == value)
             if value < len(term.targets):
-                part = take(g, rows) if len(rows) < g.n else g
+                part = take(g, rows, plan.live_in.get(term.targets[value])) if len(rows) < g.n else g
                 if term.guard in g.rows.tainted:
                     part.regions = part.regions | {block}
                     part.rows.shadowed = True

@@ -30,6 +30,7 @@ error and the range between the lightest and the heaviest sampled iteration (:cl
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -103,8 +104,8 @@ class _DataValues:
     """Which register values the interpreter always holds as data: loaded from memory (not the parameter
     space) or computed from such a value by an unguarded instruction (data absorbs every operation)."""
 
-    def __init__(self, ins: list[Instruction], du) -> None:
-        self.ins, self.du, self.memo = ins, du, {}
+    def __init__(self, ins: list[Instruction], du, known: frozenset[int] = frozenset()) -> None:
+        self.ins, self.du, self.known, self.memo = ins, du, known, {}
 
     def instruction(self, d: int) -> bool:
         if d not in self.memo:
@@ -112,7 +113,7 @@ class _DataValues:
             i = self.ins[d]
             info = i.info
             if i.guard is None:
-                source = info.opcode in _DATA_SOURCES and info.space != "param"
+                source = info.opcode in _DATA_SOURCES and info.space != "param" and d not in self.known
                 self.memo[d] = source or any(self.register(d, r) for r in self.du.uses[d])
         return self.memo[d]
 
@@ -124,7 +125,7 @@ class _DataValues:
 def data_values(plan: FunctionPlan) -> _DataValues:
     """The :class:`_DataValues` of a function (made once per plan)."""
     if plan.data_values is None:
-        plan.data_values = _DataValues(plan.function.instructions, plan.def_use)
+        plan.data_values = _DataValues(plan.function.instructions, plan.def_use, plan.known)
     return plan.data_values  # type: ignore[return-value]
 
 
@@ -284,9 +285,10 @@ class Taint:
     back: set[str]  # registers and .param symbols that may differ when the iteration comes back
 
 
-def _transfer(ins: Instruction, state: set[str], defs: list[str], uses: list[str],
-              callee: callable) -> bool:  # type: ignore[valid-type]
-    """Apply one instruction to the set of changing names ``state``; False when a call makes it unprovable."""
+def _transfer(ins: Instruction, state: set[str], defs: list[str], uses: list[str], callee: Callable,
+              known: bool) -> bool:
+    """Apply one instruction to the set of changing names ``state``; False when a call makes it unprovable.
+    ``known``: the instruction is a load of known memory (what it reads changes with its address)."""
     info = ins.info
     op = ins.opcode
     if op.startswith("call"):
@@ -306,7 +308,7 @@ def _transfer(ins: Instruction, state: set[str], defs: list[str], uses: list[str
     tainted = any(u in state for u in uses)
     if op.startswith("ld.param"):
         tainted = tainted or _param_symbol(ins, 1) in state
-    elif info.opcode in _DATA_SOURCES:
+    elif info.opcode in _DATA_SOURCES and not known:
         tainted = False
     for d in defs:
         if tainted or (ins.guard is not None and d in state):
@@ -340,7 +342,7 @@ def taint(interp: Interpreter, plan: FunctionPlan, facts: LoopFacts, changing: f
             for i in range(blk.start, blk.start + len(blk)):
                 if i in facts.chains:
                     out.operands[i] = {r for r in du.uses[i][:2] if r in state}
-                if not _transfer(ins[i], state, du.defs[i], du.uses[i], callee):
+                if not _transfer(ins[i], state, du.defs[i], du.uses[i], callee, i in plan.known):
                     return None
             term = plan.terminators[b]
             if term.guard and term.guard in state:
@@ -386,7 +388,7 @@ def _callee_steering(interp: Interpreter):
                          set().union(*(state_out.get(p, set()) for p in cfg.pred[b])))
                 blk = cfg.blocks[b]
                 for i in range(blk.start, blk.start + len(blk)):
-                    if not _transfer(fn.instructions[i], state, du.defs[i], du.uses[i], callee):
+                    if not _transfer(fn.instructions[i], state, du.defs[i], du.uses[i], callee, i in plan.known):
                         result = None
                         break
                 term = plan.terminators[b]
@@ -638,7 +640,9 @@ class Driver:
 
     def _advance(self, g: Group, now: State, steps: dict[str, np.ndarray], advanced: set[str], moving: set[str],
                  skip: np.ndarray) -> None:
-        """The group ``skip`` iterations on: advanced registers stepped, whatever else moves made data."""
+        """The group ``skip`` iterations on: advanced registers stepped; whatever else moves keeps the value it
+        has now but is marked as written under a data-dependent branch (a representative value: a branch on it
+        goes one way, flagged, and it becomes data where that branch's influence ends)."""
         rows = g.rows
         by = U64(int(skip[0])) if np.all(skip == skip[0]) else skip.astype(U64)
         for name in moving:
@@ -646,7 +650,7 @@ class Driver:
                 rows.put(name, (now[name] + steps[name] * by) & _mask(self.facts.types[name]), rows.ptr.get(name),
                          name in rows.tainted)
             elif name in self.facts.defined:
-                rows.put(name, None, None, name in rows.tainted)
+                rows.put(name, rows.regs.get(name), rows.ptr.get(name), True)
             elif "+" in name:
                 sym, off = name.rsplit("+", 1)
                 key = (sym, int(off))
