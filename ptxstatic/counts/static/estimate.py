@@ -238,8 +238,12 @@ class _Session:
 
     def extrapolate(self, threads: int, reason: str) -> None:
         """Add the counts of ``threads`` threads not interpreted, by the mean per thread of the sampled chunks,
-        flagged with ``reason``, with the spread the chunks' differences give."""
+        with the spread the chunks' differences give; every block is flagged with ``reason`` (those the sample
+        never entered too: the others may)."""
         interp = self.interp
+        for fn, blocks in interp.counts.items():
+            for b in blocks:
+                interp.estimated(fn, b, reason)
         sizes = np.array([t for t, _ in self.chunks], dtype=np.float64)
         for fn in {fn for _, counts in self.chunks for fn in counts}:
             for b in {b for _, counts in self.chunks for b in counts.get(fn, {})}:
