@@ -264,14 +264,21 @@ class _Session:
 
 
 def spread(n: int, count: int) -> np.ndarray:
-    """``count`` of the CTAs ``0 .. n-1`` (linear ids) in an order of which every prefix is spread evenly over the
-    grid: the bit-reversed sequence, a stratified sample at every length."""
-    bits = max(1, (n - 1).bit_length())
-    idx = np.arange(min(1 << bits, 2 * count), dtype=np.int64)
+    """``count`` of the CTAs ``0 .. n-1`` (linear ids), seeded: all of them in a random order, or one at random
+    from each of ``count`` equal runs of the grid (a stratified sample, which a period in the grid cannot fool
+    as an evenly spaced one can), the runs in bit-reversed order so that every prefix is spread too."""
+    rng = np.random.default_rng(0)
+    if count >= n:
+        return rng.permutation(n)
+    bits = max(1, (count - 1).bit_length())
+    idx = np.arange(1 << bits, dtype=np.int64)
     rev = np.zeros_like(idx)
     for b in range(bits):
         rev |= ((idx >> b) & 1) << (bits - 1 - b)
-    return rev[rev < n][:count]
+    runs = rev[rev < count]
+    lo = runs * n // count
+    hi = (runs + 1) * n // count
+    return lo + (rng.random(count) * (hi - lo)).astype(np.int64)
 
 
 def _linear(launch: Launch, coords: list[tuple[int, int, int]]) -> np.ndarray:
