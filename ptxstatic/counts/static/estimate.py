@@ -11,6 +11,7 @@ counted get branch-probability frequencies (:mod:`ptxstatic.counts.static.markov
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 
@@ -21,8 +22,9 @@ from ptxstatic.block_counts import BlockCounts
 from ptxstatic.counts.static.agree import CORNER
 from ptxstatic.counts.static.branch_shares import measured_shares
 from ptxstatic.counts.static.ctas import Affinity, cta_affinity, search
-from ptxstatic.counts.static.interp import Group, Interpreter, Spread, WorkLimit
-from ptxstatic.counts.static.loops import SPREAD_Z, Driver
+from ptxstatic.counts.static.interp import Group, Interpreter, Spread, WorkLimit, sampled
+from ptxstatic.counts.static.intervals import intervals
+from ptxstatic.counts.static.loops import Driver
 from ptxstatic.counts.static.markov import frequency_estimate
 from ptxstatic.counts.static.memory import KnownMemory
 from ptxstatic.counts.static.values import Rows, constant_bits, fake_base, maybe_null
@@ -50,15 +52,27 @@ class FunctionReport:
 
 @dataclass
 class StaticEstimate:
-    counts: BlockCounts
+    counts: BlockCounts  # with each count's interval (``low``, ``high``)
     reasons: dict[str, dict[int, str]]  # function -> block -> why its count is an estimate
     method: str  # how the counts were obtained
     notes: list[str] = field(default_factory=list)
+    stderr: dict[str, dict[int, float]] = field(default_factory=dict)  # standard error of each sampled count
 
     @property
     def exact(self) -> bool:
         """Whether every block count is exact."""
         return not any(self.reasons.values())
+
+    def executed(self) -> dict:
+        """Blocks executed in all (every block's count summed): the count, the interval that holds it (``high``
+        None: unbounded) and the standard error of its sampled part."""
+        c = self.counts
+        total = sum(float(v) for blocks in c.counts.values() for v in blocks.values())
+        pairs = [c.interval(fn, b) for fn, blocks in c.counts.items() for b in blocks]
+        high = sum(h for _, h in pairs)
+        se = math.sqrt(sum(e * e for blocks in self.stderr.values() for e in blocks.values()))
+        return {"count": total, "low": sum(lo for lo, _ in pairs), "high": None if math.isinf(high) else high,
+                "stderr": se}
 
     def functions(self) -> list[FunctionReport]:
         out = []
@@ -73,7 +87,8 @@ class StaticEstimate:
         reports = self.functions()
         return {"exact": self.exact, "method": self.method, "blocks": sum(r.blocks for r in reports),
                 "estimated": sum(r.estimated for r in reports),
-                "reasons": sorted({r for fn in self.reasons.values() for r in fn.values()})}
+                "reasons": sorted({r for fn in self.reasons.values() for r in fn.values()}),
+                "executed": self.executed()}
 
     def to_dict(self) -> dict:
         return {
@@ -81,6 +96,8 @@ class StaticEstimate:
             "reasons": {f: {str(b): r for b, r in sorted(rs.items())} for f, rs in self.reasons.items() if rs},
             "summary": [{"function": r.name, "blocks": r.blocks, "exact": r.exact, "estimated": r.estimated}
                         for r in self.functions()],
+            "stderr": {f: {str(b): e for b, e in es.items() if e} for f, es in self.stderr.items() if any(es.values())},
+            "executed": self.executed(),
         }
 
 
@@ -229,6 +246,7 @@ class _Session:
                 dst[b] = dst.get(b, 0) + _scaled(c, num, den)
                 if flag:  # CTAs between the corners may run blocks the corners did not
                     interp.estimated(fn, b, flag)
+                    interp.prior.add((fn, b))
         for (fn, b), sp in fresh_spreads.items():
             f = num / den
             interp.spread(fn, b).add(Spread(sp.below * f, sp.above * f, sp.variance * f * f))
@@ -247,19 +265,12 @@ class _Session:
         sizes = np.array([t for t, _ in self.chunks], dtype=np.float64)
         for fn in {fn for _, counts in self.chunks for fn in counts}:
             for b in {b for _, counts in self.chunks for b in counts.get(fn, {})}:
-                rates = np.array([counts.get(fn, {}).get(b, 0) for _, counts in self.chunks], dtype=np.float64)
-                rates /= sizes
-                mean = float(np.dot(rates, sizes) / sizes.sum())
-                if mean == 0 and not rates.any():
+                amounts = np.array([counts.get(fn, {}).get(b, 0) for _, counts in self.chunks], dtype=np.float64)
+                if not amounts.any():
                     continue
-                se = (float(np.sqrt(np.sum(sizes ** 2 * (rates - mean) ** 2))) / sizes.sum()
-                      if len(sizes) > 1 else mean)
-                interp.add(fn, b, mean * threads)
-                interp.estimated(fn, b, reason)
-                low = max(0.0, min(mean - SPREAD_Z * se, float(rates.min())))
-                high = max(mean + SPREAD_Z * se, float(rates.max()))
-                interp.spread(fn, b).add(Spread((mean - low) * threads, (high - mean) * threads,
-                                                (se * threads) ** 2))
+                count, spread = sampled(amounts, sizes, threads)
+                interp.add(fn, b, count)
+                interp.spread(fn, b).add(spread)
         self.threads += threads
 
 
@@ -373,5 +384,6 @@ def estimate_counts(bound: BoundLaunch, *, max_work: float = STATIC_MAX_WORK,
         split = sum(len(interp.plan(fn).shares) for fn in interp.counts)
         interp.notes.append(f"{split} branch(es) with their shares in the {profile.source} counts of a launch "
                             f"of {profile.launch.threads} threads; data-dependent ones split by them")
-    counts = BlockCounts(kernel.name, launch, "static", interp.counts, exact, [method, *interp.notes])
-    return StaticEstimate(counts, {f: r for f, r in interp.reasons.items() if r}, method, interp.notes)
+    low, high, stderr = intervals(interp, kernel.name, n_cta * tpb, exact)
+    counts = BlockCounts(kernel.name, launch, "static", interp.counts, exact, [method, *interp.notes], low, high)
+    return StaticEstimate(counts, {f: r for f, r in interp.reasons.items() if r}, method, interp.notes, stderr)

@@ -206,6 +206,24 @@ class Spread:
         self.variance += other.variance
 
 
+SPREAD_Z = 3.0  #: standard errors on either side of a sampled estimate that its interval spans at least
+
+
+def sampled(amounts: np.ndarray, sizes: np.ndarray, units: float) -> tuple[float, Spread]:
+    """A block's count in ``units`` units not interpreted, from a sample of parts (loop iterations, chunks of
+    CTAs) of ``sizes`` units in which it counted ``amounts``: the mean per unit times ``units``, and the spread
+    of that estimate: at least ``SPREAD_Z`` standard errors (of a ratio estimator) and the range of the parts
+    either side, widened by 3 / parts (the rule of three: a kind of part the sample never met may be up to that
+    share of the rest)."""
+    rates = amounts / sizes
+    mean = float(amounts.sum() / sizes.sum())
+    k = len(sizes)
+    se = float(np.sqrt(np.sum(sizes ** 2 * (rates - mean) ** 2))) / float(sizes.sum()) if k > 1 else mean
+    low = max(0.0, min(mean - SPREAD_Z * se, float(rates.min()))) * max(0.0, 1 - 3 / k)
+    high = max(mean + SPREAD_Z * se, float(rates.max())) * (1 + 3 / k)
+    return mean * units, Spread((mean - low) * units, (high - mean) * units, (se * units) ** 2)
+
+
 @dataclass
 class Iteration:
     """What one iteration of a loop did: the counts it added (function, block -> amount, those of the loops
@@ -219,12 +237,14 @@ class Iteration:
 class LoopDriver(Protocol):
     """Sees each iteration of one run of a loop: ``begin`` takes the groups starting it (and gives those to
     run), ``end`` the groups that came back to the header and those that left; it gives the groups to run
-    next and any more that leave (after skipping iterations)."""
+    next and any more that leave (after skipping iterations). ``close``: the run has ended."""
 
     def begin(self, groups: list[Group]) -> list[Group]: ...
 
     def end(self, started: list[Group], back: list[Group], left: list[tuple[Group, int | None]],
             iteration: Iteration) -> tuple[list[Group], list[tuple[Group, int | None]]]: ...
+
+    def close(self) -> None: ...
 
 
 # --------------------------------------------------------------------------------------- plans
@@ -428,6 +448,13 @@ class Interpreter:
     splits: int = 0  # groups split by a known branch so far
     #: (function, block) -> how far its sampled part may be off, where a part of it was sampled
     spreads: dict[tuple[str, int], Spread] = field(default_factory=dict)
+    #: blocks whose counts rest on a prior (a data-dependent branch split by 1/2 or 1/8, a fallback): only the
+    #: bounds the code implies hold them
+    prior: set[tuple[str, int]] = field(default_factory=set)
+    #: (function, loop header) -> the most iterations a run of the loop may make (math.inf: no bound known)
+    loop_trips: dict[tuple[str, int], float] = field(default_factory=dict)
+    sampled_shares: bool = False  # the shares of measured branches come from a sample of this launch
+    data_exits: int = 0  # loop exits split by weight (on data) so far
     #: (function, changing argument positions) -> the positions of its returned values that change, or None
     #: when those arguments steer its branches (loops.taint)
     steering: dict[tuple[str, frozenset[int]], frozenset[int] | None] = field(default_factory=dict)
@@ -539,6 +566,7 @@ class Interpreter:
                 groups, more = driver.end(starts, groups, gone, Iteration(added, self.work - work,
                                                                          self.splits == splits))
                 exits += more
+            driver.close()
         finally:
             self.recording -= 1
             if not self.recording:
@@ -551,6 +579,8 @@ class Interpreter:
         self.add(name, block, g.total_weight())
         if g.regions:
             root = min(r for r in g.regions) if OUTER not in g.regions else OUTER
+            if root == OUTER or not self.sampled_shares or any(r not in plan.shares for r in g.regions):
+                self.prior.add((name, block))
             self.estimated(name, block, "caller branch depends on data" if root == OUTER else
                            f"depends on a data-dependent branch at line {plan.branch_line(root)}"
                            + (", split as in the measured run" if root in plan.shares else ""))
@@ -616,6 +646,7 @@ class Interpreter:
         if loop is not None:
             outside = [t is None or t not in loop for t in targets]
             if outside[0] != outside[1]:
+                self.data_exits += 1
                 if measured is None:
                     share = [1 / DATA_LOOP_TRIPS if o else 1 - 1 / DATA_LOOP_TRIPS for o in outside]
                 if float(np.max(g.weight)) * max(share) < MIN_WEIGHT:
@@ -655,8 +686,10 @@ class Interpreter:
             return g
         if depth >= STATIC_CALL_DEPTH:
             self.estimated(caller, block, f"calls nested deeper than {STATIC_CALL_DEPTH} are not followed")
+            self.prior.add((caller, block))
             for b in range(len(self.plan(callee).cfg.blocks)):
                 self.estimated(callee, b, f"calls nested deeper than {STATIC_CALL_DEPTH} are not followed")
+                self.prior.add((callee, b))
             self._returns_data(g, site)
             return g
         sub = self.plan(callee)

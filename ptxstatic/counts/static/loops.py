@@ -30,6 +30,7 @@ error and the range between the lightest and the heaviest sampled iteration (:cl
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -42,8 +43,8 @@ from ptxstatic.counts.static.interp import (
     Group,
     Interpreter,
     Iteration,
-    Spread,
     gather,
+    sampled,
     take,
 )
 from ptxstatic.counts.static.values import Rows, imm_bits
@@ -57,7 +58,6 @@ _PRED_OPS = frozenset({"and", "or", "xor", "not", "mov"})
 _DATA_SOURCES = frozenset({"ld", "ldu", "atom", "red", "shfl", "vote", "tex", "tld4", "suld", "match",
                            "activemask"})
 MAX_SKIP = 1 << 62  #: iterations one skip may cover (affine registers advance in 64-bit modular arithmetic)
-SPREAD_Z = 3.0  #: standard errors on either side of a sampled estimate that its interval spans at least
 
 State = dict[str, "np.ndarray | None"]  # register or ".param" symbol -> bits at an iteration's start
 
@@ -449,9 +449,12 @@ class Driver:
     iterations: int = 0
     work: float = 0.0
     next_try: int = STATIC_LOOP_SAMPLE_ITERATIONS
+    trips: float | None = None  # the most iterations this run may make, where the code bounds it
+    data_exits: int = 0  # the interpreter's count of loop exits split on data when the run began
 
     def __post_init__(self) -> None:
         self.facts = loop_facts(self.plan, self.loop)
+        self.data_exits = self.interp.data_exits
 
     # ------------------------------------------------------------------------------------ protocol
     def begin(self, groups: list[Group]) -> list[Group]:
@@ -468,15 +471,20 @@ class Driver:
         self.work += iteration.work
         self.last = [*self.last[-1:], iteration]
         back = gather(back) if len(back) > 1 else back
-        if not self.skipping or len(started) != 1 or len(back) != 1 or left:
+        if not self.skipping or len(started) != 1 or len(back) != 1:
+            self.last.clear()
+            return back, []
+        g = back[0] = _by_origin(back[0])
+        if len(self.starts) < 2 or not _same_rows(self.starts[-2].group, started[0]) or not _same_rows(started[0], g):
+            return back, []
+        now = self._state(g.rows)
+        if self.trips is None:
+            self.trips = self._bound(g, now)
+        if left or not _alike(self.starts[-2].group, started[0]) or not _alike(started[0], g):
             self.last.clear()
             return back, []
         if self.sampling and len(self.sample) < 4 * STATIC_LOOP_SAMPLE_ITERATIONS:
             self.sample.append((iteration, started[0].total_weight()))
-        g = back[0] = _by_origin(back[0])
-        if len(self.starts) < 2 or not _alike(self.starts[-2].group, started[0]) or not _alike(started[0], g):
-            return back, []
-        now = self._state(g.rows)
         skipped = self._skip(g, now)
         if not skipped and self.iterations >= self.next_try and self.work >= STATIC_LOOP_SAMPLE_WORK:
             skipped = self._extrapolate(g, now)
@@ -486,6 +494,37 @@ class Driver:
             self.starts.clear()
             self.last.clear()
         return back, []
+
+    def close(self) -> None:
+        """Record the most iterations this run may make: the bound its exits imply, else, where every row left
+        by a branch the interpreter decided, the iterations it ran; infinite otherwise."""
+        trips = self.trips
+        if trips is None:
+            trips = float(self.iterations) if self.interp.data_exits == self.data_exits else math.inf
+        key = (self.plan.function.name, self.loop.header)
+        self.interp.loop_trips[key] = max(self.interp.loop_trips.get(key, 0.0), trips)
+
+    def _bound(self, g: Group, now: State) -> float | None:
+        """The most iterations the run may make by an exit that every iteration tests (a block dominating the
+        latches) on one setp comparing values linear in the iteration: it leaves at the setp's first change."""
+        facts, du = self.facts, self.plan.def_use
+        _, steps = self._changes(now)
+        moving = set(now)
+        advanced = self._advanced(set(steps), moving)
+        best = None
+        for b in sorted(facts.exits & facts.once):
+            setps = facts.setps.get(b, frozenset())
+            term = self.plan.terminators[b]
+            end = self.plan.cfg.blocks[b].start + len(self.plan.cfg.blocks[b]) - 1
+            if len(setps) != 1 or du.reaching.get((end, term.guard)) != [next(iter(setps))]:
+                continue
+            if not self._observable(list(setps), {}, advanced, moving, set(facts.once)):
+                continue
+            k = self._first_change(g, [self.starts[-1].state, now], list(setps), set(facts.once), overflow=False)
+            if k is None:
+                continue
+            best = int(k.max()) if best is None else min(best, int(k.max()))
+        return None if best is None else float(self.iterations + best)
 
     # ------------------------------------------------------------------------------------- state
     def _state(self, rows: Rows) -> State:
@@ -589,10 +628,12 @@ class Driver:
             memo[changing] = taint(self.interp, self.plan, self.facts, changing)
         return memo[changing]
 
-    def _first_change(self, g: Group, states: list[State], setps: list[int], spine: set[int]) -> np.ndarray | None:
+    def _first_change(self, g: Group, states: list[State], setps: list[int], spine: set[int],
+                      overflow: bool = True) -> np.ndarray | None:
         """Per row, the first iteration after the one starting in ``states[0]`` (the next one starts in
-        ``states[1]``) in which one of ``setps`` changes direction or an operand of its chain would leave its
-        type (MAX_SKIP: never); None when an operand is unknown."""
+        ``states[1]``) in which one of ``setps`` changes direction or (with ``overflow``) an operand of its
+        chain would leave its type (MAX_SKIP: never); None when an operand is unknown, or (without
+        ``overflow``) would leave its type first."""
         ins = self.plan.function.instructions
         watched = set(setps) | {i for s in setps for i in self.facts.chains[s] if _is_widening(ins[i])}
         values = [self._run_spine(g, s, watched, spine) for s in states]
@@ -600,6 +641,7 @@ class Driver:
             return None
         first, second = values
         k = np.full(g.n, MAX_SKIP, dtype=np.int64)
+        wrap = k.copy()
         for i, v0 in first.items():
             v1 = second[i]
             info = ins[i].info
@@ -607,12 +649,14 @@ class Driver:
                 d0 = v0[0] - v0[1]
                 dd = (v1[0] - v1[1]) - d0
                 k = np.minimum(k, _first_flip(info.cmp, d0, dd))
-                if info.cmp in ("eq", "ne"):  # stop where a - b changes sign too (CTA classes compare signs)
+                if overflow and info.cmp in ("eq", "ne"):  # stop where a - b changes sign too (CTA classes)
                     k = np.minimum(k, np.minimum(_first_flip("lt", d0, dd), _first_flip("gt", d0, dd)))
             t = info.types[1] if info.opcode == "cvt" else info.dtype
             for a0, a1 in zip(v0, v1, strict=True):
-                k = np.minimum(k, _first_overflow(a0, a1 - a0, t))
-        return k
+                wrap = np.minimum(wrap, _first_overflow(a0, a1 - a0, t))
+        if overflow:
+            return np.minimum(k, wrap)
+        return None if np.any(wrap <= k) else k
 
     def _run_spine(self, g: Group, state: State, watched: set[int], spine: set[int]) -> dict[int, list] | None:
         """One pass over the spine's instructions on a copy of ``g``'s rows set to ``state``: the typed operands
@@ -696,23 +740,26 @@ class Driver:
         reason = (f"iterations of the loop at line {line} extrapolated from {self.iterations} interpreted "
                   f"({m} sampled)")
         for key in sorted(set().union(*(it.added for it, _ in self.sample))):
-            per = np.array([it.added.get(key, 0.0) for it, _ in self.sample]) / weights
-            if key[0] == fn and key[1] in self.facts.once and np.all(per == 1.0):
+            amounts = np.array([it.added.get(key, 0.0) for it, _ in self.sample], dtype=np.float64)
+            if key[0] == fn and key[1] in self.facts.once and np.all(amounts == weights):
                 self.interp.add(fn, key[1], iterations)
                 continue
-            mean = float(per.mean())
-            se = float(per.std(ddof=1)) / np.sqrt(m) if m > 1 else mean
-            self.interp.add(key[0], key[1], mean * iterations)
+            count, spread = sampled(amounts, weights, float(iterations))
+            self.interp.add(key[0], key[1], count)
             self.interp.estimated(key[0], key[1], reason)
-            low = max(0.0, min(mean - SPREAD_Z * se, float(per.min())))
-            high = max(mean + SPREAD_Z * se, float(per.max()))
-            self.interp.spread(key[0], key[1]).add(
-                Spread((mean - low) * iterations, (high - mean) * iterations, (se * iterations) ** 2))
+            self.interp.spread(key[0], key[1]).add(spread)
+        for b in self.loop.body - self.facts.once:  # blocks the sample never entered may run later
+            self.interp.estimated(fn, b, reason)
+
+
+def _same_rows(a: Group, b: Group) -> bool:
+    """Whether two groups hold the same rows (threads) in the same order."""
+    return a.n == b.n and np.array_equal(a.origin, b.origin)
 
 
 def _alike(a: Group, b: Group) -> bool:
     """Whether two groups hold the same rows with the same weights."""
-    return a.n == b.n and np.array_equal(a.origin, b.origin) and _same(a.weight, b.weight) and a.regions == b.regions
+    return _same_rows(a, b) and _same(a.weight, b.weight) and a.regions == b.regions
 
 
 def _by_origin(g: Group) -> Group:

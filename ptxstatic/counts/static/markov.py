@@ -69,6 +69,7 @@ def frequency_estimate(interp: Interpreter, kernel: str, threads: float, reason:
             counts[b] = counts.get(b, 0.0) + max(0.0, float(f))
             if f > 0:
                 interp.estimated(name, b, reason)
+                interp.prior.add((name, b))
         if depth >= STATIC_CALL_DEPTH:
             continue
         for b, ops in enumerate(plan.ops):
