@@ -27,6 +27,7 @@ from ptxstatic.analysis.registers import defs_uses
 from ptxstatic.counts.static.agree import Divergent
 from ptxstatic.ptx.ast import Addr, Function, Instruction, Module, Reg, Sym, Tup
 from ptxstatic.ptx.dtypes import is_float, is_integer
+from ptxstatic.ptx.isa import bit_width
 
 _AFFINE = frozenset({"add", "sub", "neg", "mov", "cvt", "cvta", "mul", "mad", "shl", "selp"})
 _DATA = frozenset({"ld", "ldu", "atom", "red", "shfl", "vote", "tex", "tld4", "suld", "match", "activemask"})
@@ -111,6 +112,20 @@ def _param_symbol(ins: Instruction, position: int) -> str:
     return addr.base.name if isinstance(addr, Addr) and isinstance(addr.base, Sym) else ""
 
 
+def _compared(i: int, ins: list[Instruction], regs: list[tuple[list[str], list[str]]],
+              readers: dict[str, list[int]], dep: set[int]) -> bool:
+    """Whether what instruction ``i`` writes reaches a comparison through CTA-dependent instructions."""
+    seen, work = {i}, [i]
+    while work:
+        for u in (u for r in regs[work.pop()][0] for u in readers.get(r, ())):
+            if u in dep and u not in seen:
+                if ins[u].info.opcode in ("setp", "set"):
+                    return True
+                seen.add(u)
+                work.append(u)
+    return False
+
+
 @dataclass
 class _Function:
     """What the analysis of one function found: watched comparisons, why the dependence is not affine, and
@@ -136,6 +151,12 @@ def _function_affinity(fn: Function, symbols: set[str], known: frozenset[int]) -
             if is_float(x.info.dtype if op == "setp" else x.info.types[-1]):
                 bad.add(i)
             watch.add(i)
+        elif ((op == "cvt" and len(x.info.types) > 1 and is_integer(x.info.types[1])
+               and bit_width(x.info.types[0]) > bit_width(x.info.types[1]))
+              or (op in ("mul", "mad") and "wide" in x.info.other)) and _compared(i, ins, regs, readers, dep):
+            watch.add(i)  # a widening on the way to a comparison: it must not have wrapped in its narrow type
+            if not _affine(x, dependent):
+                bad.add(i)
         elif full.startswith("st.param"):
             stored.add(_param_symbol(x, 0))
         elif full.startswith(("brx", "call")):
@@ -213,9 +234,23 @@ def cta_affinity(module: Module, kernel: Function,
 
 
 def corners(box: Box) -> list[tuple[int, int, int]]:
-    """The distinct corner coordinates of a box."""
+    """The distinct corner coordinates of a box, its first corner first."""
     (x0, x1), (y0, y1), (z0, z1) = box
     return sorted({(x, y, z) for x in (x0, x1) for y in (y0, y1) for z in (z0, z1)})
+
+
+def points(box: Box) -> list[tuple[int, int, int]]:
+    """The corners of a box and its probes: its first corner's neighbours along each axis it spans (the
+    values at them give each CTA-dependent value's step per CTA, :mod:`ptxstatic.counts.static.agree`)."""
+    out = corners(box)
+    for axis in range(3):
+        lo, hi = box[axis]
+        if hi > lo:
+            probe = list(out[0])
+            probe[axis] += 1
+            if tuple(probe) not in out:
+                out.append(tuple(probe))  # type: ignore[arg-type]
+    return out
 
 
 def size(box: Box) -> int:
@@ -267,9 +302,11 @@ def search(grid: tuple[int, int, int], run: Callable[[list[tuple[int, int, int]]
     stack: list[Box] = [tuple((0, n - 1) for n in grid)]  # type: ignore[list-item]
     while stack:
         box = stack.pop()
-        cs = corners(box)
+        cs = points(box)
         n = size(box)
         checked = len(cs) > 1 and out.runs + len(cs) <= max_ctas
+        if not checked:
+            cs = corners(box)
         try:
             run(cs, n, checked)
         except Divergent as diverged:

@@ -203,13 +203,14 @@ class _Session:
         self.threads = 0  # threads counted so far
         self.chunks: list[tuple[int, dict[str, dict[int, float]]]] = []  # a sample's chunks: threads, counts
 
-    def run(self, ctas: np.ndarray, scale: tuple[int, int] = (1, 1), check: bool = False, flag: str = "",
-            sampled: bool = False) -> None:
+    def run(self, ctas: np.ndarray, scale: tuple[int, int] = (1, 1), check: list[tuple[int, int, int]] | None = None,
+            flag: str = "", sampled: bool = False) -> None:
         """Interpret the CTAs ``ctas`` (linear ids) and add their counts times ``scale`` (numerator,
-        denominator); with ``check`` the CTAs are corners of a class and must agree (else :class:`Divergent`,
-        and nothing is added). ``flag``: why these counts are not exact (every block they reach is flagged
-        with it). ``sampled``: the CTAs are a sample, run in growing chunks whose counts are kept for
-        extrapolating to the others (what ran until the budget ends it stays counted)."""
+        denominator); with ``check`` (their coordinates) the CTAs are the corners and probes of a box of CTAs
+        and must agree (else :class:`Divergent`, and nothing is added). ``flag``: why these counts are not
+        exact (every block they reach is flagged with it). ``sampled``: the CTAs are a sample, run in growing
+        chunks whose counts are kept for extrapolating to the others (what ran until the budget ends it stays
+        counted)."""
         tpb = self.launch.threads_per_block
         per_chunk = max(1, CHUNK_THREADS // tpb)
         size = max(1, SAMPLE_CHUNK_THREADS // tpb) if sampled else per_chunk
@@ -220,7 +221,8 @@ class _Session:
             start += len(chunk)
             size = min(2 * size, per_chunk)
 
-    def _chunk(self, ctas: np.ndarray, scale: tuple[int, int], check: bool, flag: str, sampled: bool) -> None:
+    def _chunk(self, ctas: np.ndarray, scale: tuple[int, int], check: list[tuple[int, int, int]] | None, flag: str,
+               sampled: bool) -> None:
         interp, tpb = self.interp, self.launch.threads_per_block
         saved, spreads = interp.counts, interp.spreads
         interp.counts = {fn: dict.fromkeys(blocks, 0) for fn, blocks in saved.items()}
@@ -231,6 +233,7 @@ class _Session:
                 g.rows.params = dict(self.params)
                 if check:
                     g.rows.key = np.arange(g.n) // tpb * CORNER + np.tile(np.arange(tpb), g.n // tpb)
+                interp.corners.set(check)
                 interp.run(self.plan, g)
         except BaseException:
             for fn, blocks in interp.counts.items():
@@ -315,7 +318,8 @@ def _by_classes(session: _Session, aff: Affinity, launch: Launch) -> str:
     unproven = f"CTAs counted from the corner CTAs of their class without proof (after {budget} corner CTAs)"
 
     def corners(cs: list[tuple[int, int, int]], size: int, check: bool) -> None:
-        session.run(_linear(launch, cs), (size, len(cs)), check, "" if len(cs) == 1 or check else unproven)
+        session.run(_linear(launch, cs), (size, len(cs)), cs if check else None,
+                    "" if len(cs) == 1 or check else unproven)
 
     found = search(launch.grid, corners, budget)
     method = f"{n_cta} CTAs in {found.boxes} classes, {found.runs} corner CTAs interpreted"

@@ -31,9 +31,17 @@ from ptxstatic.analysis.cfg import BasicBlock, BlockGraph, Loop, build_cfg
 from ptxstatic.analysis.defuse import DefUse, def_use
 from ptxstatic.analysis.liveness import live_in
 from ptxstatic.analysis.registers import is_special
-from ptxstatic.counts.static.agree import watched
+from ptxstatic.counts.static.agree import Corners, watched
 from ptxstatic.counts.static.memory import KnownMemory
-from ptxstatic.counts.static.values import MIXED, Bits, Rows, Step, compile_instruction, compile_operands
+from ptxstatic.counts.static.values import (
+    MIXED,
+    Bits,
+    Rows,
+    Step,
+    compile_instruction,
+    compile_operands,
+    operand_types,
+)
 from ptxstatic.limits import STATIC_CALL_DEPTH, STATIC_MAX_STEPS, STATIC_MAX_WORK
 from ptxstatic.ptx.ast import BranchTargets, Function, InitList, Instruction, Label, Module, Reg, Sym, Tup, VarDecl
 
@@ -397,17 +405,20 @@ def _brx_labels(ins: Instruction, cfg: BlockGraph) -> list[str]:
     return []
 
 
-def _compile(ins: Instruction, symbols: dict[str, int], watch: bool, memory: KnownMemory | None) -> Op:
+def _compile(ins: Instruction, symbols: dict[str, int], watch: Corners | None, memory: KnownMemory | None) -> Op:
     if ins.opcode.startswith("call"):
         return _call_site(ins)
     step = compile_instruction(ins, symbols, memory)
-    return watched(step, compile_operands(ins, symbols)) if watch else step
+    if watch is None:
+        return step
+    return watched(step, compile_operands(ins, symbols), watch, operand_types(ins),
+                   ins.info.opcode in ("setp", "set"))
 
 
 def make_plan(fn: Function, symbols: dict[str, int], watch: frozenset[int] = frozenset(),
-              memory: KnownMemory | None = None) -> FunctionPlan:
-    """The plan of ``fn``; the comparisons at instruction indexes ``watch`` are checked across corner CTAs;
-    ``memory``: what loads read with known values."""
+              memory: KnownMemory | None = None, corners: Corners | None = None) -> FunctionPlan:
+    """The plan of ``fn``; the instructions at indexes ``watch`` are checked across the ``corners`` of a box of
+    CTAs; ``memory``: what loads read with known values."""
     cfg = build_cfg(fn)
     known = memory.loads(fn) if memory is not None else frozenset()
     label_block = {lab: b.id for b in cfg.blocks for lab in b.labels}
@@ -416,8 +427,8 @@ def make_plan(fn: Function, symbols: dict[str, int], watch: frozenset[int] = fro
     for b in cfg.blocks:
         term = _terminator(b, label_block, cfg)
         body = b.instructions[:-1] if term.kind != "fall" else b.instructions
-        ops.append([_compile(ins, symbols, b.start + j in watch, memory if b.start + j in known else None)
-                    for j, ins in enumerate(body)])
+        ops.append([_compile(ins, symbols, corners if b.start + j in watch else None,
+                             memory if b.start + j in known else None) for j, ins in enumerate(body)])
         terms.append(term)
     return FunctionPlan(fn, cfg, ops, terms, known=known)
 
@@ -443,6 +454,7 @@ class Interpreter:
     watch: dict[str, frozenset[int]] = field(default_factory=dict)  # function -> comparisons checked by CTA
     deadline: float | None = None  # time.process_time() (CPU seconds) at which interpretation stops
     memory: KnownMemory | None = None  # what loads read with known values
+    corners: Corners = field(default_factory=Corners)  # the CTAs of a box being checked (ctas.search)
     #: the measured branch shares of a function's plan (``branch_shares.measured_shares``), where there are some
     shares_of: Callable[[FunctionPlan], dict[int, tuple[float, ...]]] | None = None
     splits: int = 0  # groups split by a known branch so far
@@ -466,8 +478,8 @@ class Interpreter:
         p = self._plans.get(name)
         if p is None:
             p = self._plans[name] = make_plan(self.module.function(name), self.symbols,
-                                              self.watch.get(name, frozenset()), self.memory)
-            self.counts.setdefault(name, dict.fromkeys(range(len(p.cfg.blocks)), 0.0))
+                                              self.watch.get(name, frozenset()), self.memory, self.corners)
+            self.counts.setdefault(name, dict.fromkeys(range(len(p.cfg.blocks)), 0))
             if self.shares_of is not None:
                 p.shares = self.shares_of(p)
         return p

@@ -273,21 +273,32 @@ def _compile_setp(ins: Instruction, info: OpInfo, symbols: dict[str, int]) -> St
     return run
 
 
-Operands = Callable[[Rows], "tuple[np.ndarray, np.ndarray] | None"]
+Operands = Callable[[Rows], "tuple[np.ndarray, ...] | None"]
+
+
+def operand_types(ins: Instruction) -> tuple[str, ...]:
+    """The types a ``setp``/``set`` compares its two operands in, or a widening ``cvt`` or ``.wide`` multiply
+    reads its sources in."""
+    info = ins.info
+    if info.opcode == "cvt":
+        return (info.types[1],)
+    t = info.types[-1] if info.opcode == "set" else info.dtype
+    return (t, t)
 
 
 def compile_operands(ins: Instruction, symbols: dict[str, int]) -> Operands:
     """For a ``setp``/``set``: a closure giving its two compared operands as typed values (numpy arrays of the
-    type it compares in), or None where the comparison is on data (its result is data)."""
-    info = ins.info
-    t = info.types[-1] if info.opcode == "set" else info.dtype
-    a, b = _fetcher(ins.operands[1], t, symbols), _fetcher(ins.operands[2], t, symbols)
+    type it compares in), or None where the comparison is on data (its result is data); for a ``cvt`` or a
+    ``.wide`` multiply, its sources as it reads them (None where one is data)."""
+    types = operand_types(ins)
+    fetch = [_fetcher(o, t, symbols) for o, t in zip(ins.operands[1:], types, strict=False)]
+    compare = ins.info.opcode in ("setp", "set")
 
-    def operands(g: Rows) -> tuple[np.ndarray, np.ndarray] | None:
-        (ab, at, _), (bb, bt, _) = a(g), b(g)
-        if ab is None or bb is None or at != bt or at == MIXED:
+    def operands(g: Rows) -> tuple[np.ndarray, ...] | None:
+        got = [f(g) for f in fetch]
+        if any(x[0] is None for x in got) or (compare and (got[0][1] != got[1][1] or got[0][1] == MIXED)):
             return None
-        return from_raw(ab, t), from_raw(bb, t)
+        return tuple(from_raw(x[0], t) for x, t in zip(got, types, strict=True))
 
     return operands
 
