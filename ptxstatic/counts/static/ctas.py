@@ -7,13 +7,15 @@ that steers a thread is, along one path, an affine function of the CTA coordinat
 one side of such a comparison is then convex, so when the corner CTAs of a box of the grid take the same
 path for every thread (the same sign of ``a - b`` at every comparison that depends on the CTA index, which
 :mod:`ptxstatic.counts.static.agree` checks while they run together), every CTA inside the box takes that
-path too, and the box counts as its size times one corner. Boxes whose corners disagree are halved along
-their longest side; a grid with a partial last tile in each dimension ends up as a handful of boxes.
+path too, and the box counts as its size times one corner. Boxes whose corners disagree are cut where the
+comparison changes sign; a grid with a partial last tile in each dimension ends up as a handful of boxes.
 
 :func:`cta_affinity` finds the comparisons to watch and, when the dependence is not affine, the
 instruction that makes it so (then agreeing corners would prove nothing: the estimator interprets every CTA
 or a flagged sample instead).
-Values are taken not to wrap around their type between the corners of a box.
+That the compared values do not wrap around their type between the corners is checked, not assumed: the
+probe CTAs give each value's step per CTA, and the line through the first corner must meet the value at every
+corner in unbounded integers (:mod:`ptxstatic.counts.static.agree`).
 """
 
 from __future__ import annotations
@@ -289,6 +291,7 @@ class Search:
     proven: int = 0  # CTAs in boxes whose corners agreed (or single CTAs)
     unproven: int = 0  # CTAs counted from corners that disagreed once the CTA budget was spent
     runs: int = 0  # corner CTAs interpreted
+    probes: int = 0  # probe CTAs interpreted besides them
     boxes: int = 0
 
 
@@ -296,24 +299,30 @@ def search(grid: tuple[int, int, int], run: Callable[[list[tuple[int, int, int]]
            max_ctas: int) -> Search:
     """Count every CTA of ``grid`` by classes: ``run(ctas, size, check)`` interprets the corner CTAs
     together, adds their counts times ``size / len(ctas)`` (the box's CTAs per corner) and, with ``check``,
-    raises :class:`Divergent` (adding nothing) when they disagree. After ``max_ctas`` corner CTAs, boxes are
-    counted from their corners."""
+    raises :class:`Divergent` (adding nothing) when they disagree; a box is checked with its probes too
+    (:func:`points`). After ``max_ctas`` corner CTAs, boxes are counted from their corners."""
     out = Search()
     stack: list[Box] = [tuple((0, n - 1) for n in grid)]  # type: ignore[list-item]
     while stack:
         box = stack.pop()
         cs = points(box)
         n = size(box)
-        checked = len(cs) > 1 and out.runs + len(cs) <= max_ctas
+        if 1 < n <= len(cs) and out.runs + n <= max_ctas:  # as cheap to count one by one as to check
+            (x0, x1), (y0, y1), (z0, z1) = box
+            stack += [((x, x), (y, y), (z, z)) for x in range(x0, x1 + 1) for y in range(y0, y1 + 1)
+                      for z in range(z0, z1 + 1)]
+            continue
+        n_corners = len(corners(box))
+        checked = len(cs) > 1 and out.runs + n_corners <= max_ctas
         if not checked:
             cs = corners(box)
+        out.runs += n_corners
+        out.probes += len(cs) - n_corners
         try:
             run(cs, n, checked)
         except Divergent as diverged:
-            out.runs += len(cs)
             stack += split(box, cs, diverged.differences)
             continue
-        out.runs += len(cs)
         out.boxes += 1
         if checked or len(cs) == 1:
             out.proven += n

@@ -323,6 +323,8 @@ def _by_classes(session: _Session, aff: Affinity, launch: Launch) -> str:
 
     found = search(launch.grid, corners, budget)
     method = f"{n_cta} CTAs in {found.boxes} classes, {found.runs} corner CTAs interpreted"
+    if found.probes:
+        method += f" (and {found.probes} probe CTAs)"
     if found.unproven:
         method += f", {found.unproven} CTAs from unproven classes"
     return method
