@@ -105,15 +105,35 @@ class BlockGraph:
             out.append(idom[out[-1]])
         return out
 
+    @cached_property
+    def _dominator_spans(self) -> dict[int, tuple[int, int]]:
+        """Each reachable block's first and last position in a depth-first walk of the dominator tree: a block
+        dominates another when its span holds the other's (a dominance test in constant time)."""
+        children: dict[int, list[int]] = {}
+        for b, d in self.idom.items():
+            if b != d:
+                children.setdefault(d, []).append(b)
+        spans: dict[int, tuple[int, int]] = {}
+        clock = 0
+        stack: list[tuple[int, bool]] = [(self.entry, False)] if self.idom else []
+        first: dict[int, int] = {}
+        while stack:
+            b, done = stack.pop()
+            if done:
+                spans[b] = (first[b], clock)
+                continue
+            first[b] = clock
+            clock += 1
+            stack.append((b, True))
+            stack += [(c, False) for c in children.get(b, ())]
+        return spans
+
     def dominates(self, a: int, b: int) -> bool:
-        if b not in self.idom:
+        spans = self._dominator_spans
+        if a not in spans or b not in spans:
             return False
-        idom = self.idom
-        while b != a:
-            if b == self.entry:
-                return False
-            b = idom[b]
-        return True
+        (a0, a1), (b0, b1) = spans[a], spans[b]
+        return a0 <= b0 and b1 <= a1
 
     @cached_property
     def back_edges(self) -> list[tuple[int, int]]:

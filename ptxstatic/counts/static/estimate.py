@@ -189,12 +189,12 @@ class _Session:
     """One interpreter over a launch: runs sets of CTAs, adding their counts scaled, with flags."""
 
     def __init__(self, module: Module, kernel: Function, launch: Launch, memory: KnownMemory, max_work: float,
-                 fast_forward: bool, max_seconds: float, watch: dict[str, frozenset[int]] | None = None,
+                 fast_forward: bool, deadline: float, watch: dict[str, frozenset[int]] | None = None,
                  measured: dict[str, dict[int, float]] | None = None) -> None:
         tags = symbol_tags(module, kernel)
         self.params, notes = kernel_params(kernel, launch, tags)
         self.interp = Interpreter(module, tags, max_work=max_work, watch=watch or {},
-                                  deadline=time.process_time() + max_seconds,
+                                  deadline=deadline,
                                   shares_of=measured_shares(measured) if measured else None, memory=memory)
         self.interp.loop_driver = lambda interp, plan, loop: Driver(interp, plan, loop, fast_forward)
         self.interp.notes += notes
@@ -357,13 +357,14 @@ def estimate_counts(bound: BoundLaunch, *, max_work: float = STATIC_MAX_WORK,
     ``max_seconds`` bounds the interpretation; past it the threads not yet counted get branch-probability
     frequencies and every block they reach is flagged. ``profile``: block counts measured in a run of the
     kernel (any launch), whose branch shares split the data-dependent branches (still flagged)."""
+    started = time.process_time()
     module, kernel, launch = bound.module, bound.kernel, bound.launch
     n_cta, tpb = launch.blocks, launch.threads_per_block
     memory = KnownMemory(module, kernel, launch, symbol_tags(module, kernel))
     aff = cta_affinity(module, kernel, memory.loads)
     measured = measured_counts(module, kernel, profile) if profile is not None else None
-    session = _Session(module, kernel, launch, memory, max_work, fast_forward, max_seconds, aff.watch, measured)
-    started = time.process_time()
+    session = _Session(module, kernel, launch, memory, max_work, fast_forward, started + max_seconds, aff.watch,
+                       measured)
     try:
         if aff.uniform:
             session.run(np.zeros(1, dtype=np.int64), (n_cta, 1))

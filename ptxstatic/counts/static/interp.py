@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Protocol
 
-import networkx as nx
 import numpy as np
 
+from ptxstatic.analysis import graphs
 from ptxstatic.analysis.cfg import BasicBlock, BlockGraph, Loop, build_cfg
 from ptxstatic.analysis.defuse import DefUse, def_use
 from ptxstatic.analysis.liveness import live_in
@@ -290,8 +290,9 @@ class FunctionPlan:
 
     function: Function
     cfg: BlockGraph
-    ops: list[list[Op]]
+    ops: Ops
     terminators: list[Terminator]
+    calls: dict[int, list[CallSite]] = field(default_factory=dict)  # block -> its calls
     loop_facts: dict[int, object] = field(default_factory=dict)  # header -> loops.LoopFacts
     data_values: object | None = None  # loops._DataValues: which registers always hold data
     known: frozenset[int] = frozenset()  # loads whose values are known (memory.KnownMemory.loads)
@@ -304,33 +305,42 @@ class FunctionPlan:
 
     @cached_property
     def rank(self) -> dict[int, int]:
-        """Scheduling rank of each block: a topological order of the graph without back edges in which every
-        block of a loop comes before the loop's exits (reverse post-order when the graph is irreducible)."""
+        """Scheduling rank of each block: a topological order of the graph without back edges (the lowest block
+        first among those ready; reverse post-order when the graph is irreducible). Loops run to their end
+        before their exits are reached (``Interpreter._loop``), so groups that reach a block by different
+        paths meet there."""
         cfg = self.cfg
-        dag = nx.DiGraph()
-        dag.add_nodes_from(cfg.reachable)
         back = set(cfg.back_edges)
-        dag.add_edges_from(e for e in cfg.graph.subgraph(cfg.reachable).edges if e not in back)
-        for lp in cfg.loops:
-            for _, target in lp.exits:
-                dag.add_edges_from((b, target) for b in lp.body if b != target)
-        try:
-            order = list(nx.lexicographical_topological_sort(dag))
-        except nx.NetworkXUnfeasible:
-            order = list(reversed(list(nx.dfs_postorder_nodes(cfg.graph, cfg.entry))))
+        reach = cfg.reachable
+        indegree = dict.fromkeys(reach, 0)
+        for u in reach:
+            for v in cfg.succ[u]:
+                if (u, v) not in back and v in indegree:
+                    indegree[v] += 1
+        ready = [b for b, d in indegree.items() if d == 0]
+        heapq.heapify(ready)
+        order = []
+        while ready:
+            u = heapq.heappop(ready)
+            order.append(u)
+            for v in cfg.succ[u]:
+                if (u, v) not in back and v in indegree:
+                    indegree[v] -= 1
+                    if indegree[v] == 0:
+                        heapq.heappush(ready, v)
+        if len(order) < len(reach):  # irreducible
+            order = list(reversed(graphs.postorder(cfg.succ, cfg.entry)))
         return {b: i for i, b in enumerate(order)}
 
     @cached_property
     def ipdom(self) -> dict[int, int]:
-        """Immediate post-dominator of each block (``-2``: the function's end)."""
-        g = nx.DiGraph()
-        g.add_nodes_from(self.cfg.graph.nodes)
-        g.add_edges_from((v, u) for u, v in self.cfg.graph.edges)
-        end = -2
-        g.add_node(end)
-        for b in self.cfg.exits:
-            g.add_edge(end, b)
-        dom = nx.immediate_dominators(g, end)
+        """Immediate post-dominator of each block that reaches the function's end (``-2``: the end itself)."""
+        cfg, end = self.cfg, -2
+        succ = {**{b: list(ps) for b, ps in cfg.pred.items()}, end: list(cfg.exits)}
+        pred: dict[int, list[int]] = {b: list(ss) for b, ss in cfg.succ.items()}
+        for b in cfg.exits:
+            pred[b] = [*pred.get(b, []), end]
+        dom = graphs.immediate_dominators(succ, pred, end)
         return {b: d for b, d in dom.items() if b != end}
 
     @cached_property
@@ -415,6 +425,23 @@ def _compile(ins: Instruction, symbols: dict[str, int], watch: Corners | None, m
                    ins.info.opcode in ("setp", "set"))
 
 
+class Ops:
+    """The compiled instructions of each block (all but a block's closing branch), compiled the first time the
+    block runs: a kernel of 10**5 lines costs what the interpreter reaches of it."""
+
+    def __init__(self, cfg: BlockGraph, terms: list[Terminator], compile_: Callable[[int, Instruction], Op]) -> None:
+        self.cfg, self.terms, self.compile = cfg, terms, compile_
+        self.blocks: dict[int, list[Op]] = {}
+
+    def __getitem__(self, b: int) -> list[Op]:
+        ops = self.blocks.get(b)
+        if ops is None:
+            blk = self.cfg.blocks[b]
+            body = blk.instructions[:-1] if self.terms[b].kind != "fall" else blk.instructions
+            ops = self.blocks[b] = [self.compile(blk.start + j, ins) for j, ins in enumerate(body)]
+        return ops
+
+
 def make_plan(fn: Function, symbols: dict[str, int], watch: frozenset[int] = frozenset(),
               memory: KnownMemory | None = None, corners: Corners | None = None) -> FunctionPlan:
     """The plan of ``fn``; the instructions at indexes ``watch`` are checked across the ``corners`` of a box of
@@ -422,15 +449,17 @@ def make_plan(fn: Function, symbols: dict[str, int], watch: frozenset[int] = fro
     cfg = build_cfg(fn)
     known = memory.loads(fn) if memory is not None else frozenset()
     label_block = {lab: b.id for b in cfg.blocks for lab in b.labels}
-    ops: list[list[Op]] = []
-    terms: list[Terminator] = []
+    terms = [_terminator(b, label_block, cfg) for b in cfg.blocks]
+    calls: dict[int, list[CallSite]] = {}
     for b in cfg.blocks:
-        term = _terminator(b, label_block, cfg)
-        body = b.instructions[:-1] if term.kind != "fall" else b.instructions
-        ops.append([_compile(ins, symbols, corners if b.start + j in watch else None,
-                             memory if b.start + j in known else None) for j, ins in enumerate(body)])
-        terms.append(term)
-    return FunctionPlan(fn, cfg, ops, terms, known=known)
+        for ins in b.instructions:
+            if ins.opcode.startswith("call"):
+                calls.setdefault(b.id, []).append(_call_site(ins))
+
+    def compile_(index: int, ins: Instruction) -> Op:
+        return _compile(ins, symbols, corners if index in watch else None, memory if index in known else None)
+
+    return FunctionPlan(fn, cfg, Ops(cfg, terms, compile_), terms, known=known, calls=calls)
 
 
 # ---------------------------------------------------------------------------------------- interpreter

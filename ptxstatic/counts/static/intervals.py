@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from collections import deque
 
-from ptxstatic.counts.static.interp import CallSite, Interpreter
+from ptxstatic.counts.static.interp import Interpreter
 
 INF = math.inf
 
@@ -27,10 +27,9 @@ def _order(interp: Interpreter, kernel: str) -> list[str] | None:
     for fn in interp.counts:
         plan = interp.plan(fn)
         callees[fn] = set()
-        for ops in plan.ops:
-            for op in ops:
-                if isinstance(op, CallSite):
-                    callees[fn] |= {op.callee} if op.callee else set(interp.counts) - {kernel}
+        for sites in plan.calls.values():
+            for op in sites:
+                callees[fn] |= {op.callee} if op.callee else set(interp.counts) - {kernel}
     callees = {f: {c for c in cs if c in interp.counts} for f, cs in callees.items()}
     indegree = {f: 0 for f in callees}
     for cs in callees.values():
@@ -83,11 +82,10 @@ def upper_bounds(interp: Interpreter, kernel: str, threads: int, exact: dict[str
         for b, c in counts.items():
             high.setdefault(b, float(c))
         out[fn] = high
-        for b, ops in enumerate(plan.ops):
-            for op in ops:
-                if isinstance(op, CallSite):
-                    for callee in ({op.callee} if op.callee else set(interp.counts) - {kernel}) & set(interp.counts):
-                        entries[callee] = entries.get(callee, 0.0) + high.get(b, INF)
+        for b, sites in plan.calls.items():
+            for op in sites:
+                for callee in ({op.callee} if op.callee else set(interp.counts) - {kernel}) & set(interp.counts):
+                    entries[callee] = entries.get(callee, 0.0) + high.get(b, INF)
     return out
 
 
