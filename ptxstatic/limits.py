@@ -39,6 +39,12 @@ MEMORY_RULES_QUIET_TURNS = 8
 #: function of a value that changes every iteration) from the iterations it ran
 STATIC_LOOP_SAMPLE_ITERATIONS = 8
 STATIC_LOOP_SAMPLE_WORK = 1e6
+#: CTAs of a launch the static estimator emulates, stratified by class, to measure the branches on data it cannot read
+#: (shared memory, memory the kernel writes, atomics), the warp instructions they may run in all, and the share of
+#: the time budget (--max-seconds) by which the sample must end
+STATIC_DATA_SAMPLE_CTAS = 8
+STATIC_DATA_SAMPLE_STEPS = 200_000
+STATIC_DATA_SAMPLE_SHARE = 0.5
 #: corner CTAs the static interpreter's search for classes of alike CTAs interprets (past it, the classes
 #: left are counted from their corners without proof, flagged), and the CTAs it samples from a launch of more
 #: than STATIC_MAX_THREADS threads whose control flow is not affine in the CTA index

@@ -292,6 +292,7 @@ class Search:
     unproven: int = 0  # CTAs counted from corners that disagreed once the CTA budget was spent
     runs: int = 0  # corner CTAs interpreted
     probes: int = 0  # probe CTAs interpreted besides them
+    classes: list[Box] = field(default_factory=list)  # the boxes counted
     boxes: int = 0
 
 
@@ -324,6 +325,7 @@ def search(grid: tuple[int, int, int], run: Callable[[list[tuple[int, int, int]]
             stack += split(box, cs, diverged.differences)
             continue
         out.boxes += 1
+        out.classes.append(box)
         if checked or len(cs) == 1:
             out.proven += n
         else:

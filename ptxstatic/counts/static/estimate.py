@@ -21,16 +21,24 @@ from ptxstatic.analysis.cfg import build_cfg
 from ptxstatic.block_counts import BlockCounts
 from ptxstatic.counts.static.agree import CORNER
 from ptxstatic.counts.static.branch_shares import measured_shares
-from ptxstatic.counts.static.ctas import Affinity, cta_affinity, search
-from ptxstatic.counts.static.interp import Group, Interpreter, Spread, WorkLimit, sampled
+from ptxstatic.counts.static.ctas import Affinity, Box, cta_affinity, search
+from ptxstatic.counts.static.interp import SPREAD_Z, Group, Interpreter, Spread, WorkLimit, sampled
 from ptxstatic.counts.static.intervals import intervals
 from ptxstatic.counts.static.loops import Driver
 from ptxstatic.counts.static.markov import frequency_estimate
 from ptxstatic.counts.static.memory import KnownMemory
+from ptxstatic.counts.static.sample import DataSample, complete, emulated_sample
 from ptxstatic.counts.static.values import Rows, constant_bits, fake_base, maybe_null
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.launch import Buffer, Launch
-from ptxstatic.limits import STATIC_CLASS_CTAS, STATIC_MAX_SECONDS, STATIC_MAX_THREADS, STATIC_MAX_WORK
+from ptxstatic.limits import (
+    STATIC_CLASS_CTAS,
+    STATIC_DATA_SAMPLE_CTAS,
+    STATIC_DATA_SAMPLE_SHARE,
+    STATIC_MAX_SECONDS,
+    STATIC_MAX_THREADS,
+    STATIC_MAX_WORK,
+)
 from ptxstatic.ptx.ast import Function, Module, VarDecl
 from ptxstatic.ptx.dtypes import U64, Unsupported
 from ptxstatic.ptx.launch_binding import BoundLaunch
@@ -202,6 +210,7 @@ class _Session:
         self.plan = self.interp.plan(kernel.name)
         self.threads = 0  # threads counted so far
         self.chunks: list[tuple[int, dict[str, dict[int, float]]]] = []  # a sample's chunks: threads, counts
+        self.strata: list[Box] = []  # the classes of CTAs found (the grid when every CTA is alike)
 
     def run(self, ctas: np.ndarray, scale: tuple[int, int] = (1, 1), check: list[tuple[int, int, int]] | None = None,
             flag: str = "", sampled: bool = False) -> None:
@@ -308,6 +317,9 @@ def _by_classes(session: _Session, aff: Affinity, launch: Launch) -> str:
     n_cta, tpb = launch.blocks, launch.threads_per_block
     budget = min(STATIC_CLASS_CTAS, max(8, STATIC_MAX_THREADS // tpb))
     if aff.reason is not None:
+        gx, gy, gz = launch.grid
+        runs = min(gx, STATIC_DATA_SAMPLE_CTAS)
+        session.strata = [((i * gx // runs, (i + 1) * gx // runs - 1), (0, gy - 1), (0, gz - 1)) for i in range(runs)]
         order = spread(n_cta, n_cta if n_cta * tpb <= STATIC_MAX_THREADS else budget)
         session.run(order, sampled=True)
         if len(order) == n_cta:
@@ -322,6 +334,7 @@ def _by_classes(session: _Session, aff: Affinity, launch: Launch) -> str:
                     "" if len(cs) == 1 or check else unproven)
 
     found = search(launch.grid, corners, budget)
+    session.strata = found.classes
     method = f"{n_cta} CTAs in {found.boxes} classes, {found.runs} corner CTAs interpreted"
     if found.probes:
         method += f" (and {found.probes} probe CTAs)"
@@ -354,19 +367,40 @@ def estimate_counts(bound: BoundLaunch, *, max_work: float = STATIC_MAX_WORK,
                     profile: BlockCounts | None = None) -> StaticEstimate:
     """Block execution counts (summed over threads) of the bound kernel and the functions it calls.
 
-    ``max_seconds`` bounds the interpretation; past it the threads not yet counted get branch-probability
-    frequencies and every block they reach is flagged. ``profile``: block counts measured in a run of the
-    kernel (any launch), whose branch shares split the data-dependent branches (still flagged)."""
+    ``max_seconds`` bounds the whole estimate (CPU seconds); past it the threads not yet counted are
+    extrapolated from those counted, or get branch-probability frequencies, and every block they reach is
+    flagged. ``profile``: block counts measured in a run of the kernel (any launch), whose branch shares split
+    the data-dependent branches (still flagged). Without it, where branches depend on data the interpreter
+    cannot read and the launch gives every argument, they split as they went in an emulated sample of the
+    launch's CTAs (:mod:`ptxstatic.counts.static.sample`)."""
     started = time.process_time()
+    deadline = started + max_seconds
+    measured = measured_counts(bound.module, bound.kernel, profile) if profile is not None else None
+    first, session = _estimate(bound, max_work, fast_forward, started, deadline, measured, profile=profile)
+    if profile is not None or not session.interp.data_splits or not complete(bound):
+        return first
+    sample = emulated_sample(bound, session.strata, started + max_seconds * STATIC_DATA_SAMPLE_SHARE)
+    if not sample.ctas or time.process_time() > deadline:
+        first.notes.append(f"no emulated sample of the launch: {sample.error or 'no time left for it'}")
+        return first
+    return _estimate(bound, max_work, fast_forward, started, deadline, sample.totals(), sample)[0]
+
+
+def _estimate(bound: BoundLaunch, max_work: float, fast_forward: bool, started: float, deadline: float,
+              measured: dict[str, dict[int, float]] | None, sample: DataSample | None = None,
+              profile: BlockCounts | None = None) -> tuple[StaticEstimate, _Session]:
+    """One static pass: branches on data split as in ``measured`` (block counts) where given, those counts
+    being the emulated ``sample``'s or the ``profile``'s."""
     module, kernel, launch = bound.module, bound.kernel, bound.launch
     n_cta, tpb = launch.blocks, launch.threads_per_block
     memory = KnownMemory(module, kernel, launch, symbol_tags(module, kernel))
     aff = cta_affinity(module, kernel, memory.loads)
-    measured = measured_counts(module, kernel, profile) if profile is not None else None
-    session = _Session(module, kernel, launch, memory, max_work, fast_forward, started + max_seconds, aff.watch,
-                       measured)
+    session = _Session(module, kernel, launch, memory, max_work, fast_forward, deadline, aff.watch, measured)
+    interp = session.interp
+    interp.sampled_shares = sample is not None
     try:
         if aff.uniform:
+            session.strata = [tuple((0, n - 1) for n in launch.grid)]  # type: ignore[list-item]
             session.run(np.zeros(1, dtype=np.int64), (n_cta, 1))
             method = "one CTA interpreted, scaled by CTAs"
         else:
@@ -379,18 +413,43 @@ def estimate_counts(bound: BoundLaunch, *, max_work: float = STATIC_MAX_WORK,
             session.extrapolate(rest, f"{spent}: extrapolated from {counted // tpb} CTAs sampled across the grid")
             method = f"{spent}: {rest} of {n_cta * tpb} threads extrapolated from {counted} sampled across the grid"
         else:
-            frequency_estimate(session.interp, kernel.name, rest, f"{spent}: branch-probability estimate")
+            frequency_estimate(interp, kernel.name, rest, f"{spent}: branch-probability estimate")
             method = f"{stop}: {rest} of {n_cta * tpb} threads from branch-probability frequencies"
-    interp = session.interp
     exact = {fn: {b: b not in interp.reasons.get(fn, {}) for b in blocks} for fn, blocks in interp.counts.items()}
     for fn, blocks in interp.counts.items():  # exact counts are sums of fragment weights that add up to whole threads
         for b, c in blocks.items():
             if exact[fn][b]:
                 blocks[b] = round(c)
-    if profile is not None:
+    if sample is not None:
+        _sample_spreads(interp, sample, exact)
+        method += (f"; branches on data split as in an emulated sample of {sample.ctas} CTAs in "
+                   f"{len(sample.strata)} classes ({sample.steps} warp instructions"
+                   + (f", {sample.cut} CTAs cut short" if sample.cut else "") + ")")
+    elif profile is not None:
         split = sum(len(interp.plan(fn).shares) for fn in interp.counts)
         interp.notes.append(f"{split} branch(es) with their shares in the {profile.source} counts of a launch "
                             f"of {profile.launch.threads} threads; data-dependent ones split by them")
     low, high, stderr = intervals(interp, kernel.name, n_cta * tpb, exact)
     counts = BlockCounts(kernel.name, launch, "static", interp.counts, exact, [method, *interp.notes], low, high)
-    return StaticEstimate(counts, {f: r for f, r in interp.reasons.items() if r}, method, interp.notes, stderr)
+    est = StaticEstimate(counts, {f: r for f, r in interp.reasons.items() if r}, method, interp.notes, stderr)
+    return est, session
+
+
+def _sample_spreads(interp: Interpreter, sample: DataSample, exact: dict[str, dict[int, bool]]) -> None:
+    """The spread of the blocks whose counts rest on the sample's shares: three standard errors of the sample's
+    stratified total (relative to the count) either side, widened by the rule of three over its CTAs for the
+    CTAs it did not run; a block the sample never entered rests on nothing but the code's bounds."""
+    relative = sample.relative_error()
+    totals = sample.totals()
+    k = sample.ctas
+    unsampled = 1 - k / interp_ctas if (interp_ctas := sum(n for n, _ in sample.strata)) else 1.0
+    for fn, blocks in interp.counts.items():
+        for b, c in blocks.items():
+            if exact[fn][b] or (fn, b) in interp.prior:
+                continue
+            if not totals.get(fn, {}).get(b):
+                interp.prior.add((fn, b))
+                continue
+            se = relative[fn][b] * float(c)
+            width = SPREAD_Z * se + float(c) * 3 / k * unsampled
+            interp.spread(fn, b).add(Spread(min(float(c), width), width, se * se))

@@ -495,6 +495,7 @@ class Interpreter:
     #: (function, loop header) -> the most iterations a run of the loop may make (math.inf: no bound known)
     loop_trips: dict[tuple[str, int], float] = field(default_factory=dict)
     sampled_shares: bool = False  # the shares of measured branches come from a sample of this launch
+    data_splits: int = 0  # branches and calls split by weight (on data) so far
     data_exits: int = 0  # loop exits split by weight (on data) so far
     #: (function, changing argument positions) -> the positions of its returned values that change, or None
     #: when those arguments steer its branches (loops.taint)
@@ -624,7 +625,8 @@ class Interpreter:
                 self.prior.add((name, block))
             self.estimated(name, block, "caller branch depends on data" if root == OUTER else
                            f"depends on a data-dependent branch at line {plan.branch_line(root)}"
-                           + (", split as in the measured run" if root in plan.shares else ""))
+                           + ("" if root not in plan.shares else ", split as in the emulated sample"
+                              if self.sampled_shares else ", split as in the measured run"))
         ops = plan.ops[block]
         self.steps += len(ops) + 1
         self.work += g.n * (len(ops) + 1)
@@ -681,6 +683,7 @@ class Interpreter:
                     ) -> list[tuple[Group, int | None]]:
         """Split of a branch on data: as in the measured run where there is one, else loop exits get
         1/DATA_LOOP_TRIPS and other branches 1/2."""
+        self.data_splits += 1
         loop = plan.innermost_loop.get(block)
         measured = plan.shares.get(block)
         share = list(measured or (0.5, 0.5))
@@ -698,6 +701,7 @@ class Interpreter:
                          ) -> list[tuple[Group, int | None]]:
         idx = g.rows.regs.get(term.guard)
         if idx is None or not term.targets:
+            self.data_splits += 1
             k = len(term.targets)
             return [(reweighted(g, 1 / k, block), t) for t in term.targets]
         idx = np.broadcast_to(idx.astype(np.int64) & 0xFFFFFFFF, (g.n,))
@@ -781,6 +785,7 @@ class Interpreter:
             return self._call(plan, g, CallSite(site.instruction, exact_target, "", site.args, site.rets),
                               block, depth)
         self.estimated(caller, block, f"indirect call at line {site.instruction.line}")
+        self.data_splits += 1
         for name in candidates:
             share = reweighted(g, 1 / len(candidates), block)
             share.rows.shadowed = True
