@@ -80,8 +80,31 @@ def _affine(ins: Instruction, dependent: set[str]) -> bool:
     return not (info.opcode == "shl" and 1 in varying)
 
 
+def _data(ins: list[Instruction], regs: list[tuple[list[str], list[str]]], known: frozenset[int],
+          unknown: set[str]) -> set[int]:
+    """Instructions whose result is data in the interpreter: loads of memory (other than the ``known`` ones),
+    atomics, shuffles, ..., loads of the parameters ``unknown`` (not given), and unguarded instructions reading
+    a register that only such instructions write (any data operand makes the result data)."""
+    sources = {i for i, x in enumerate(ins) if (_is_data(x) and i not in known) or _param_symbol(x, 1) in unknown}
+    writers: dict[str, list[int]] = {}
+    for i, (defs, _) in enumerate(regs):
+        for r in defs:
+            writers.setdefault(r, []).append(i)
+    data = set(sources)
+    changed = True
+    while changed:
+        changed = False
+        held = {r for r, ws in writers.items() if all(w in data for w in ws)}
+        for i, (defs, uses) in enumerate(regs):
+            if i not in data and defs and ins[i].guard is None and not ins[i].opcode.startswith("call") and any(
+                    r in held for r in uses):
+                data.add(i)
+                changed = True
+    return data
+
+
 def _dependent(ins: list[Instruction], regs: list[tuple[list[str], list[str]]], symbols: set[str],
-               known: frozenset[int]) -> tuple[set[int], set[str], dict[str, list[int]]]:
+               data: set[int]) -> tuple[set[int], set[str], dict[str, list[int]]]:
     """Instructions reading a value derived from ``%ctaid`` (or loaded from one of the parameter-space
     ``symbols`` that carry one) other than through data, the registers holding such values, and the readers
     of each register. Registers rather than reaching definitions: a register written anywhere from such a
@@ -95,7 +118,7 @@ def _dependent(ins: list[Instruction], regs: list[tuple[list[str], list[str]]], 
     dep, dependent = set(work), set()
     while work:
         i = work.pop()
-        if _is_data(ins[i]) and i not in known:
+        if i in data:
             continue
         for r in regs[i][0]:
             if r not in dependent:
@@ -103,7 +126,7 @@ def _dependent(ins: list[Instruction], regs: list[tuple[list[str], list[str]]], 
                 fresh = [u for u in readers.get(r, ()) if u not in dep]
                 dep.update(fresh)
                 work += fresh
-    return {i for i in dep if not _is_data(ins[i]) or i in known}, dependent, readers
+    return {i for i in dep if i not in data}, dependent, readers
 
 
 def _param_symbol(ins: Instruction, position: int) -> str:
@@ -138,13 +161,15 @@ class _Function:
     stored: set[str]
 
 
-def _function_affinity(fn: Function, symbols: set[str], known: frozenset[int]) -> _Function:
+def _function_affinity(fn: Function, symbols: set[str], known: frozenset[int], unknown: set[str]) -> _Function:
     """Watched comparisons of one function and the first reason its CTA dependence is not affine;
     ``symbols``: its parameters (and the values its calls return) that carry a CTA-dependent value; ``known``:
-    its loads of known memory (what they read depends on their address)."""
+    its loads of known memory (what they read depends on their address); ``unknown``: its parameters the
+    launch does not give (data)."""
     ins = fn.instructions
     regs = [defs_uses(x) for x in ins]
-    dep, dependent, readers = _dependent(ins, regs, symbols, known)
+    data = _data(ins, regs, known, unknown)
+    dep, dependent, readers = _dependent(ins, regs, symbols, data)
     watch, bad, reason, stored = set(), set(), None, set()
     for i in sorted(dep):
         x = ins[i]
@@ -175,7 +200,7 @@ def _function_affinity(fn: Function, symbols: set[str], known: frozenset[int]) -
             origin = min(bad)
             reason = f"{ins[origin].opcode} at line {ins[origin].line} is not affine in the CTA index"
         for u in (u for r in regs[i][0] for u in readers.get(r, ())):
-            if u not in seen and (not _is_data(ins[u]) or u in known):
+            if u not in seen and u not in data:
                 seen.add(u)
                 work.append(u)
     return _Function(frozenset(watch), reason, stored)
@@ -197,12 +222,14 @@ def _calls(fn: Function, defined: dict[str, Function]) -> list[tuple[Function, l
 
 
 def cta_affinity(module: Module, kernel: Function,
-                 known: Callable[[Function], frozenset[int]] = lambda fn: frozenset()) -> Affinity:
+                 known: Callable[[Function], frozenset[int]] = lambda fn: frozenset(),
+                 unknown: frozenset[str] = frozenset()) -> Affinity:
     """The comparisons depending on ``%ctaid`` in the kernel and the functions it calls, and whether that
     dependence is affine. A CTA-dependent call argument makes the callee's parameter CTA-dependent, and a
     CTA-dependent returned value the caller's load of it; the functions are analysed again until that
     settles. ``known``: the loads of a function that read known memory (a load at a CTA-dependent address
-    then reads a CTA-dependent value, not affine in the CTA index)."""
+    then reads a CTA-dependent value, not affine in the CTA index); ``unknown``: the kernel's parameters the
+    launch does not give (their values are data: a comparison with one is on data, not on the CTA index)."""
     defined = {f.name: f for f in module.functions if f.body is not None}
     symbols: dict[str, set[str]] = {kernel.name: set()}
     while True:
@@ -212,7 +239,8 @@ def cta_affinity(module: Module, kernel: Function,
             fn = todo.pop()
             if fn.name in found:
                 continue
-            found[fn.name] = _function_affinity(fn, symbols.setdefault(fn.name, set()), known(fn))
+            found[fn.name] = _function_affinity(fn, symbols.setdefault(fn.name, set()), known(fn),
+                                                set(unknown) if fn is kernel else set())
             todo += [callee for callee, _, _ in _calls(fn, defined)]
         grown = False
         for name, result in found.items():

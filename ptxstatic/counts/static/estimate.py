@@ -394,7 +394,9 @@ def _estimate(bound: BoundLaunch, max_work: float, fast_forward: bool, started: 
     module, kernel, launch = bound.module, bound.kernel, bound.launch
     n_cta, tpb = launch.blocks, launch.threads_per_block
     memory = KnownMemory(module, kernel, launch, symbol_tags(module, kernel))
-    aff = cta_affinity(module, kernel, memory.loads)
+    unknown = frozenset(d.name for p in kernel.params or () for d in p.names if d.name not in launch.args
+                        and not (p.dtype in ("u64", "b64", "s64") and not d.dims))
+    aff = cta_affinity(module, kernel, memory.loads, unknown)
     session = _Session(module, kernel, launch, memory, max_work, fast_forward, deadline, aff.watch, measured)
     interp = session.interp
     interp.sampled_shares = sample is not None

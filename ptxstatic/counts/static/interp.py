@@ -245,12 +245,15 @@ class Iteration:
 class LoopDriver(Protocol):
     """Sees each iteration of one run of a loop: ``begin`` takes the groups starting it (and gives those to
     run), ``end`` the groups that came back to the header and those that left; it gives the groups to run
-    next and any more that leave (after skipping iterations). ``close``: the run has ended."""
+    next (after skipping iterations) and groups set apart to run the loop on their own. ``close``: the run
+    has ended. ``iterations``: those run so far."""
+
+    iterations: int
 
     def begin(self, groups: list[Group]) -> list[Group]: ...
 
     def end(self, started: list[Group], back: list[Group], left: list[tuple[Group, int | None]],
-            iteration: Iteration) -> tuple[list[Group], list[tuple[Group, int | None]]]: ...
+            iteration: Iteration) -> tuple[list[Group], list[Group]]: ...
 
     def close(self) -> None: ...
 
@@ -584,10 +587,13 @@ class Interpreter:
                     arrive(succ_group, succ)
         return out
 
-    def _loop(self, plan: FunctionPlan, loop: Loop, g: Group, depth: int) -> list[tuple[Group, int | None]]:
-        """Run ``loop`` iteration by iteration for ``g``, entering at its header; the groups that left it. The
-        loop driver sees every iteration (the counts it added, the groups that came back) and may skip ahead."""
+    def _loop(self, plan: FunctionPlan, loop: Loop, g: Group, depth: int, done: int = 0
+              ) -> list[tuple[Group, int | None]]:
+        """Run ``loop`` iteration by iteration for ``g``, entering at its header after ``done`` iterations; the
+        groups that left it. The loop driver sees every iteration (the counts it added, the groups that came
+        back) and may skip ahead, or set rows apart to run on their own."""
         driver = self.loop_driver(self, plan, loop)  # type: ignore[misc]
+        driver.iterations = done
         exits: list[tuple[Group, int | None]] = []
         groups = [g]
         self.recording += 1
@@ -605,9 +611,10 @@ class Interpreter:
                 if self.recording > 1:  # the iteration of an enclosing loop holds these counts too
                     self.trail += [(fn, b, amount) for (fn, b), amount in added.items()]
                 exits += gone
-                groups, more = driver.end(starts, groups, gone, Iteration(added, self.work - work,
-                                                                         self.splits == splits))
-                exits += more
+                groups, apart = driver.end(starts, groups, gone, Iteration(added, self.work - work,
+                                                                          self.splits == splits))
+                for h in apart:
+                    exits += self._loop(plan, loop, h, depth, driver.iterations)
             driver.close()
         finally:
             self.recording -= 1

@@ -466,7 +466,7 @@ class Driver:
         return [g]
 
     def end(self, started: list[Group], back: list[Group], left: list[tuple[Group, int | None]],
-            iteration: Iteration) -> tuple[list[Group], list[tuple[Group, int | None]]]:
+            iteration: Iteration) -> tuple[list[Group], list[Group]]:
         self.iterations += 1
         self.work += iteration.work
         self.last = [*self.last[-1:], iteration]
@@ -475,8 +475,10 @@ class Driver:
             self.last.clear()
             return back, []
         g = back[0] = _by_origin(back[0])
-        if len(self.starts) < 2 or not _same_rows(self.starts[-2].group, started[0]) or not _same_rows(started[0], g):
+        if len(self.starts) < 2:
             return back, []
+        if not _same_rows(started[0], g) or not _same_rows(self.starts[-2].group, started[0]):
+            return self._set_apart(g)
         now = self._state(g.rows)
         if self.trips is None:
             self.trips = self._bound(g, now)
@@ -495,18 +497,30 @@ class Driver:
             self.last.clear()
         return back, []
 
-    def close(self) -> None:
-        """Record the most iterations this run may make: the bound its exits imply, else, where every row left
-        by a branch the interpreter decided, the iterations it ran; infinite otherwise."""
-        trips = self.trips
-        if trips is None:
-            trips = float(self.iterations) if self.interp.data_exits == self.data_exits else math.inf
-        key = (self.plan.function.name, self.loop.header)
-        self.interp.loop_trips[key] = max(self.interp.loop_trips.get(key, 0.0), trips)
+    def _set_apart(self, g: Group) -> tuple[list[Group], list[Group]]:
+        """When rows leave as the iterations go (a triangular loop: each row its own trip count), set apart the
+        rows that the loop's exits will let go within the next two iterations, so that the others run clean
+        iterations (which can be skipped) meanwhile; the others' past starts keep only their rows."""
+        self.last.clear()
+        starts = [_restrict(s, g) for s in self.starts[-2:]]
+        if any(s is None for s in starts):
+            return [g], []
+        self.starts = starts  # type: ignore[assignment]
+        now = self._state(g.rows)
+        k = self._exit_flips(g, now)
+        if k is None:
+            return [g], []
+        soon = k <= 2
+        if not soon.any() or soon.all():
+            return [g], []
+        stay = np.flatnonzero(~soon)
+        kept = take(g, stay)
+        self.starts = [_restrict(s, kept) for s in self.starts]  # type: ignore[misc]
+        return [kept], [take(g, np.flatnonzero(soon))]
 
-    def _bound(self, g: Group, now: State) -> float | None:
-        """The most iterations the run may make by an exit that every iteration tests (a block dominating the
-        latches) on one setp comparing values linear in the iteration: it leaves at the setp's first change."""
+    def _exit_flips(self, g: Group, now: State) -> np.ndarray | None:
+        """Per row, the first iteration after the last one at which an exit that every iteration tests on one
+        setp of values linear in the iteration changes direction (None where the loop has no such exit)."""
         facts, du = self.facts, self.plan.def_use
         _, steps = self._changes(now)
         moving = set(now)
@@ -521,10 +535,24 @@ class Driver:
             if not self._observable(list(setps), {}, advanced, moving, set(facts.once)):
                 continue
             k = self._first_change(g, [self.starts[-1].state, now], list(setps), set(facts.once), overflow=False)
-            if k is None:
-                continue
-            best = int(k.max()) if best is None else min(best, int(k.max()))
-        return None if best is None else float(self.iterations + best)
+            if k is not None:
+                best = k if best is None else np.minimum(best, k)
+        return best
+
+    def close(self) -> None:
+        """Record the most iterations this run may make: the bound its exits imply, else, where every row left
+        by a branch the interpreter decided, the iterations it ran; infinite otherwise."""
+        trips = self.trips
+        if trips is None:
+            trips = float(self.iterations) if self.interp.data_exits == self.data_exits else math.inf
+        key = (self.plan.function.name, self.loop.header)
+        self.interp.loop_trips[key] = max(self.interp.loop_trips.get(key, 0.0), trips)
+
+    def _bound(self, g: Group, now: State) -> float | None:
+        """The most iterations the run may make by an exit that every iteration tests (a block dominating the
+        latches) on one setp comparing values linear in the iteration: it leaves at the setp's first change."""
+        k = self._exit_flips(g, now)
+        return None if k is None else float(self.iterations + int(k.max()))
 
     # ------------------------------------------------------------------------------------- state
     def _state(self, rows: Rows) -> State:
@@ -772,6 +800,19 @@ def _by_origin(g: Group) -> Group:
     if np.any(o[order][1:] == o[order][:-1]):
         return g
     return take(g, order)
+
+
+def _restrict(start: _Start, g: Group) -> _Start | None:
+    """An iteration's start cut to the rows of ``g`` (found by origin; None when one is not there)."""
+    o = start.group.origin
+    at = np.searchsorted(o, g.origin)
+    if np.any(at >= len(o)) or not np.array_equal(o[np.minimum(at, len(o) - 1)], g.origin):
+        return None
+    if len(at) == len(o):
+        return start
+    group = take(start.group, at)
+    state = {name: v if v is None or v.ndim == 0 else v[at] for name, v in start.state.items()}
+    return _Start(group, state)
 
 
 def _with_state(rows: Rows, state: State) -> Rows:
