@@ -18,7 +18,7 @@ EMULATOR_MAX_STEPS = 2_000_000
 #: warp instructions of one launch on the fake device (``--device fake``)
 FAKE_DEVICE_MAX_STEPS = 5_000_000
 #: row-instructions the static interpreter may execute before it falls back to branch probabilities
-STATIC_MAX_WORK = 2e8
+STATIC_MAX_WORK = 2e9
 #: group-instructions (numpy calls) the static interpreter may execute before that fallback
 STATIC_MAX_STEPS = 2_000_000
 #: threads the static interpreter runs in one launch: every CTA when control flow is not affine in the CTA

@@ -22,10 +22,13 @@ from ptxstatic.launch import Buffer, Launch
 from ptxstatic.limits import EXACT_RANDOM_ELEMENTS
 from ptxstatic.ptx.ast import Addr, Function, Generic, InitList, Module, Reg, Sym
 from ptxstatic.ptx.dtypes import U64, size_of
+from ptxstatic.ptx.isa import bit_width
 
 _STORES = ("st", "atom", "red")
 _UNTRACED = ("cp.async.bulk", "cp.reduce", "multimem", "st.bulk")  # may write global memory: not followed
 _PRIVATE = ("local", "shared", "param")
+_LOADED = frozenset({"ld", "ldu", "atom", "shfl", "tex", "suld", "prmt"})  # a 64-bit value from them may point anywhere
+_CARRY = frozenset({"add", "sub", "mov", "cvta", "selp", "and", "or", "mad"})  # 64-bit operations keeping a pointer
 SPAN_BYTES = 1 << 22  #: loads whose addresses span up to this many bytes read the span in one piece
 
 
@@ -39,7 +42,9 @@ def _holds_addresses(init: object) -> bool:
 
 def _origins(fn: Function, du: DefUse, user: int, reg: str, params: set[str]) -> set[str] | None:
     """The kernel parameters and symbols an address register's value comes from, following its definitions
-    through arithmetic; None when it comes from memory or from a function's parameter."""
+    through the 64-bit operations that carry a pointer (add, sub, mov, cvta, selp, and, or; a mad's addend):
+    an index (a product, a shift, a widened 32-bit value) carries none. None when it comes from memory or from
+    a function's parameter."""
     out: set[str] = set()
     seen: set[int] = set()
     work = [(user, reg)]
@@ -50,18 +55,21 @@ def _origins(fn: Function, du: DefUse, user: int, reg: str, params: set[str]) ->
                 continue
             seen.add(d)
             ins = fn.instructions[d]
-            op = ins.opcode
-            if op.startswith("ld.param"):
+            info = ins.info
+            if info.dtype and bit_width(info.dtype) != 64:
+                continue
+            if info.opcode == "ld" and info.space == "param":
                 addr = ins.operands[1]
                 name = addr.base.name if isinstance(addr, Addr) and isinstance(addr.base, Sym) else ""
                 if name not in params:
                     return None
                 out.add(name)
-            elif op.startswith(("ld", "atom", "call", "shfl", "vote", "tex", "suld")):
+            elif info.opcode in _LOADED:
                 return None
-            else:
-                out.update(o.name for o in ins.operands[1:] if isinstance(o, Sym))
-                work += [(d, o.name) for o in ins.operands[1:] if isinstance(o, Reg)]
+            elif info.opcode in _CARRY:
+                sources = ins.operands[3:4] if info.opcode == "mad" else ins.operands[1:]
+                out.update(o.name for o in sources if isinstance(o, Sym))
+                work += [(d, o.name) for o in sources if isinstance(o, Reg)]
     return out
 
 
