@@ -209,7 +209,8 @@ class _Session:
         self.kernel, self.launch = kernel, launch
         self.plan = self.interp.plan(kernel.name)
         self.threads = 0  # threads counted so far
-        self.chunks: list[tuple[int, dict[str, dict[int, float]]]] = []  # a sample's chunks: threads, counts
+        #: a sample's chunks: threads, counts, spreads
+        self.chunks: list[tuple[int, dict[str, dict[int, float]], dict[tuple[str, int], Spread]]] = []
         self.strata: list[Box] = []  # the classes of CTAs found (the grid when every CTA is alike)
 
     def run(self, ctas: np.ndarray, scale: tuple[int, int] = (1, 1), check: list[tuple[int, int, int]] | None = None,
@@ -263,7 +264,7 @@ class _Session:
             f = num / den
             interp.spread(fn, b).add(Spread(sp.below * f, sp.above * f, sp.variance * f * f))
         if sampled:
-            self.chunks.append((len(ctas) * tpb, fresh))
+            self.chunks.append((len(ctas) * tpb, fresh, fresh_spreads))
         self.threads += len(ctas) * tpb * num // den
 
     def extrapolate(self, threads: int, reason: str) -> None:
@@ -274,15 +275,20 @@ class _Session:
         for fn, blocks in interp.counts.items():
             for b in blocks:
                 interp.estimated(fn, b, reason)
-        sizes = np.array([t for t, _ in self.chunks], dtype=np.float64)
-        for fn in {fn for _, counts in self.chunks for fn in counts}:
-            for b in {b for _, counts in self.chunks for b in counts.get(fn, {})}:
-                amounts = np.array([counts.get(fn, {}).get(b, 0) for _, counts in self.chunks], dtype=np.float64)
+        sizes = np.array([t for t, _, _ in self.chunks], dtype=np.float64)
+        for fn in {fn for _, counts, _ in self.chunks for fn in counts}:
+            for b in {b for _, counts, _ in self.chunks for b in counts.get(fn, {})}:
+                amounts = np.array([counts.get(fn, {}).get(b, 0) for _, counts, _ in self.chunks], dtype=np.float64)
                 if not amounts.any():
                     continue
                 count, spread = sampled(amounts, sizes, threads)
                 interp.add(fn, b, count)
                 interp.spread(fn, b).add(spread)
+                for _, _, spreads in self.chunks:  # the chunks' own spread, per thread, carries over to the rest
+                    if (fn, b) in spreads:
+                        own = spreads[(fn, b)]
+                        f = threads / sizes.sum()
+                        interp.spread(fn, b).add(Spread(own.below * f, own.above * f, own.variance * f * f))
         self.threads += threads
 
 
@@ -411,7 +417,7 @@ def _estimate(bound: BoundLaunch, max_work: float, fast_forward: bool, started: 
         rest = n_cta * tpb - session.threads
         spent = f"{stop} after {time.process_time() - started:.1f} CPU s"
         if session.chunks:
-            counted = sum(t for t, _ in session.chunks)
+            counted = sum(t for t, _, _ in session.chunks)
             session.extrapolate(rest, f"{spent}: extrapolated from {counted // tpb} CTAs sampled across the grid")
             method = f"{spent}: {rest} of {n_cta * tpb} threads extrapolated from {counted} sampled across the grid"
         else:

@@ -17,6 +17,7 @@ Device functions are interpreted at each call; their blocks are counted per call
 from __future__ import annotations
 
 import heapq
+import math
 import operator
 import time
 from collections.abc import Callable
@@ -498,6 +499,9 @@ class Interpreter:
     #: (function, loop header) -> the most iterations a run of the loop may make (math.inf: no bound known)
     loop_trips: dict[tuple[str, int], float] = field(default_factory=dict)
     sampled_shares: bool = False  # the shares of measured branches come from a sample of this launch
+    #: function -> branch block -> its ways, for the branches on what a loop whose iterations were extrapolated
+    #: left (loops.Driver), above which no branch depends on data
+    representative: dict[str, dict[int, int]] = field(default_factory=dict)
     data_splits: int = 0  # branches and calls split by weight (on data) so far
     data_exits: int = 0  # loop exits split by weight (on data) so far
     #: (function, changing argument positions) -> the positions of its returned values that change, or None
@@ -628,7 +632,11 @@ class Interpreter:
         self.add(name, block, g.total_weight())
         if g.regions:
             root = min(r for r in g.regions) if OUTER not in g.regions else OUTER
-            if root == OUTER or not self.sampled_shares or any(r not in plan.shares for r in g.regions):
+            ways = self.representative.get(name, {})
+            if all(r in ways for r in g.regions):  # a split on what an extrapolated loop left
+                w = g.total_weight()  # this share of the rows that reached the split may be none of them or all
+                self.spread(name, block).add(Spread(w, w * (math.prod(ways[r] for r in g.regions) - 1)))
+            elif root == OUTER or not self.sampled_shares or any(r not in plan.shares for r in g.regions):
                 self.prior.add((name, block))
             self.estimated(name, block, "caller branch depends on data" if root == OUTER else
                            f"depends on a data-dependent branch at line {plan.branch_line(root)}"
@@ -665,7 +673,7 @@ class Interpreter:
         p = g.rows.regs.get(term.guard)
         tainted = term.guard in g.rows.tainted
         if p is None:
-            return self._data_split(plan, g, block, targets)
+            return self._data_split(plan, g, block, targets, tainted)
         cond = (p == 0) if term.negated else (p != 0)
         out = []
         if cond.ndim == 0:
@@ -686,29 +694,44 @@ class Interpreter:
             out.append((part, succ))
         return out
 
-    def _data_split(self, plan: FunctionPlan, g: Group, block: int, targets: tuple[int | None, int | None]
-                    ) -> list[tuple[Group, int | None]]:
+    def _data_split(self, plan: FunctionPlan, g: Group, block: int, targets: tuple[int | None, int | None],
+                    tainted: bool = False) -> list[tuple[Group, int | None]]:
         """Split of a branch on data: as in the measured run where there is one, else loop exits get
-        1/DATA_LOOP_TRIPS and other branches 1/2."""
+        1/DATA_LOOP_TRIPS and other branches 1/2. ``tainted``: the predicate was written under a data-dependent
+        branch or is what an extrapolation of a loop left (then, outside any data-dependent branch, its
+        blocks are counted with the spread of the split: see :meth:`_execute`)."""
         self.data_splits += 1
         loop = plan.innermost_loop.get(block)
         measured = plan.shares.get(block)
         share = list(measured or (0.5, 0.5))
+        exit_ = False
         if loop is not None:
             outside = [t is None or t not in loop for t in targets]
             if outside[0] != outside[1]:
+                exit_ = True
                 self.data_exits += 1
                 if measured is None:
                     share = [1 / DATA_LOOP_TRIPS if o else 1 - 1 / DATA_LOOP_TRIPS for o in outside]
                 if float(np.max(g.weight)) * max(share) < MIN_WEIGHT:
                     share = [1.0 if o else 0.0 for o in outside]
+        if tainted and not exit_ and measured is None:
+            self._representative(plan, g, block, 2)
         return [(reweighted(g, s, block), t) for s, t in zip(share, targets, strict=True) if s > 0]
+
+    def _representative(self, plan: FunctionPlan, g: Group, block: int, ways: int) -> None:
+        """Record a split of ``ways`` equal ways on what an extrapolated loop left (no data-dependent branch above
+        it): the rows took one of the ways, as in the loop's sampled iterations."""
+        name = plan.function.name
+        if all(r in self.representative.get(name, {}) for r in g.regions):
+            self.representative.setdefault(name, {})[block] = ways
 
     def _indirect_branch(self, plan: FunctionPlan, g: Group, block: int, term: Terminator
                          ) -> list[tuple[Group, int | None]]:
         idx = g.rows.regs.get(term.guard)
         if idx is None or not term.targets:
             self.data_splits += 1
+            if term.guard in g.rows.tainted and term.targets:
+                self._representative(plan, g, block, len(term.targets))
             k = len(term.targets)
             return [(reweighted(g, 1 / k, block), t) for t in term.targets]
         idx = np.broadcast_to(idx.astype(np.int64) & 0xFFFFFFFF, (g.n,))

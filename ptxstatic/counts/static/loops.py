@@ -712,9 +712,8 @@ class Driver:
 
     def _advance(self, g: Group, now: State, steps: dict[str, np.ndarray], advanced: set[str], moving: set[str],
                  skip: np.ndarray) -> None:
-        """The group ``skip`` iterations on: advanced registers stepped; whatever else moves keeps the value it
-        has now but is marked as written under a data-dependent branch (a representative value: a branch on it
-        goes one way, flagged, and it becomes data where that branch's influence ends)."""
+        """The group ``skip`` iterations on: advanced registers stepped; whatever else moves becomes data, marked
+        as what the skip left (a branch on it splits as on data, its blocks flagged with the split's spread)."""
         rows = g.rows
         by = U64(int(skip[0])) if np.all(skip == skip[0]) else skip.astype(U64)
         for name in moving:
@@ -722,7 +721,7 @@ class Driver:
                 rows.put(name, (now[name] + steps[name] * by) & _mask(self.facts.types[name]), rows.ptr.get(name),
                          name in rows.tainted)
             elif name in self.facts.defined:
-                rows.put(name, rows.regs.get(name), rows.ptr.get(name), True)
+                rows.put(name, None, None, True)
             elif "+" in name:
                 sym, off = name.rsplit("+", 1)
                 key = (sym, int(off))

@@ -103,3 +103,40 @@ extern "C" __global__ void long_trips(float *out, long long m)
     }
     out[threadIdx.x] = acc;
 }
+
+// A triangular nest bounded by parameters (correlation's shape): thread j runs m - j - 1 rows of n steps.
+extern "C" __global__ void pair_sums(const float *data, float *out, int m, int n)
+{
+    int j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j < m - 1) {
+#pragma unroll 1
+        for (int k = j + 1; k < m; ++k) {
+            float s = 0.0f;
+#pragma unroll 1
+            for (int i = 0; i < n; ++i) {
+                MARK(8);
+                s += data[i * m + j] * data[i * m + k];
+            }
+            out[j * m + k] = s;
+        }
+    }
+}
+
+// A switch on a hash that changes every iteration: which case runs follows no pattern the iterations repeat.
+extern "C" __global__ void hash_switch(float *out, int iters)
+{
+    unsigned s = (blockIdx.x * blockDim.x + threadIdx.x) * 2654435761u;
+    float x = 1.0f;
+#pragma unroll 1
+    for (int k = 0; k < iters; ++k) {
+        MARK(9);
+        s = s * 1664525u + 1013904223u;
+        switch (s >> 30) {
+        case 0: MARK(10); x = x * 0.5f + 1.0f; break;
+        case 1: MARK(11); x = x + 2.0f; break;
+        case 2: MARK(12); x = x * x * 1e-3f; break;
+        default: MARK(13); x = x - 3.0f; break;
+        }
+    }
+    out[blockIdx.x * blockDim.x + threadIdx.x] = x;
+}
