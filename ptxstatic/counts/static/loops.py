@@ -22,7 +22,8 @@ a loop of 10**15 iterations as cheap as one of 3, whatever runs inside it.
 *Sampled.* A loop that cannot be skipped (a switch on a hash, a maths library branch on a float that
 changes every iteration) but whose exits are steering branches of the kind above has a trip count known in
 closed form. Once it has run :data:`~ptxstatic.limits.STATIC_LOOP_SAMPLE_ITERATIONS` iterations and
-:data:`~ptxstatic.limits.STATIC_LOOP_SAMPLE_WORK` row-instructions, every row skips to its last iteration:
+:data:`~ptxstatic.limits.STATIC_LOOP_SAMPLE_WORK` row-instructions (or four times those iterations), unless
+the rest would cost less than that work, every row skips to its last iteration:
 the blocks that every completed iteration enters once (the header and the blocks dominating every latch)
 are counted exactly, the others by the mean of the sampled iterations per row, flagged, with their standard
 error and the range between the lightest and the heaviest sampled iteration (:class:`Spread`).
@@ -488,7 +489,8 @@ class Driver:
         if self.sampling and len(self.sample) < 4 * STATIC_LOOP_SAMPLE_ITERATIONS:
             self.sample.append((iteration, started[0].total_weight()))
         skipped = self._skip(g, now)
-        if not skipped and self.iterations >= self.next_try and self.work >= STATIC_LOOP_SAMPLE_WORK:
+        if not skipped and self.iterations >= self.next_try and (
+                self.work >= STATIC_LOOP_SAMPLE_WORK or self.iterations >= 4 * STATIC_LOOP_SAMPLE_ITERATIONS):
             skipped = self._extrapolate(g, now)
             if not skipped:
                 self.next_try = 2 * self.iterations
@@ -748,7 +750,8 @@ class Driver:
         if k is None:
             return False
         skip = np.minimum(k - 1, MAX_SKIP) if g.rows.key is None else np.full(g.n, min(int(k.min()) - 1, MAX_SKIP))
-        if int(skip.max()) < 1:
+        if self.work / self.iterations * float(skip.max()) < STATIC_LOOP_SAMPLE_WORK:
+            self.next_try = MAX_SKIP  # the rest costs little: run it
             return False
         whole = g.weight.ndim == 0 and float(g.weight) == 1.0
         rows = sum(int(x) for x in skip) if whole else float(np.dot(skip, np.broadcast_to(g.weight, (g.n,))))
