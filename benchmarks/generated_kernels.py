@@ -1,9 +1,12 @@
-"""Large generated CUDA kernels for the latency benchmarks: long straight-line code with data-dependent
+"""Large generated kernels for the latency benchmarks: long straight-line code with data-dependent
 branches, the shape of chemistry kernels such as SHOC's S3D ``ratt_kernel`` (thousands of PTX lines of
-``exp``/``log`` arithmetic on per-thread temperatures, with ``if (T > ...)`` selections).
+``exp``/``log`` arithmetic on per-thread temperatures, with ``if (T > ...)`` selections), and PTX of any length
+with a branch on data every ten lines (what the block-count fallback must handle in memory linear in the
+blocks).
 
-``python benchmarks/generated_kernels.py OUT.cu [--branches N]`` writes one; ``straight_line_source`` is the
-library form. ``tests/data/static/straight_line.cu`` was written with the defaults.
+``python benchmarks/generated_kernels.py OUT.cu [--branches N]`` writes the first, ``--branchy-lines N`` PTX of
+the second; ``straight_line_source`` and ``branchy_ptx`` are the library forms. ``tests/data/static/
+straight_line.cu`` was written with the defaults.
 """
 
 from __future__ import annotations
@@ -36,12 +39,32 @@ def straight_line_source(branches: int = 120, terms: int = 6) -> str:
     return "".join(body)
 
 
+def branchy_ptx(lines: int) -> str:
+    """PTX of a kernel ``branchy`` of about ``lines`` lines: a value loaded per thread, then every ten lines a
+    branch on it over eight lines of arithmetic."""
+    sections = max(1, lines // 10)
+    out = [".version 8.0\n.target sm_90\n.address_size 64\n\n",
+           ".visible .entry branchy(.param .u64 branchy_param_0)\n{\n",
+           f"\t.reg .pred %p<{sections + 1}>;\n\t.reg .f32 %f<{sections * 8 + 2}>;\n",
+           "\t.reg .b32 %r<2>;\n\t.reg .b64 %rd<5>;\n",
+           "\tld.param.u64 %rd1, [branchy_param_0];\n\tcvta.to.global.u64 %rd2, %rd1;\n",
+           "\tmov.u32 %r1, %tid.x;\n\tmul.wide.u32 %rd3, %r1, 4;\n\tadd.s64 %rd4, %rd2, %rd3;\n",
+           "\tld.global.f32 %f1, [%rd4];\n"]
+    for k in range(sections):
+        out.append(f"\tsetp.gt.f32 %p{k + 1}, %f1, 0f3F000000;\n\t@%p{k + 1} bra $L_{k};\n")
+        out += [f"\tadd.f32 %f{8 * k + j + 2}, %f1, 0f3F800000;\n" for j in range(7)]
+        out.append(f"$L_{k}:\n")
+    out.append("\tst.global.f32 [%rd4], %f1;\n\tret;\n}\n")
+    return "".join(out)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out", type=Path)
     ap.add_argument("--branches", type=int, default=120)
+    ap.add_argument("--branchy-lines", type=int, metavar="N", help="write PTX of N lines with a branch every ten")
     args = ap.parse_args()
-    args.out.write_text(straight_line_source(args.branches))
+    args.out.write_text(branchy_ptx(args.branchy_lines) if args.branchy_lines else straight_line_source(args.branches))
 
 
 if __name__ == "__main__":

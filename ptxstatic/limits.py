@@ -18,7 +18,7 @@ EMULATOR_MAX_STEPS = 2_000_000
 #: warp instructions of one launch on the fake device (``--device fake``)
 FAKE_DEVICE_MAX_STEPS = 5_000_000
 #: row-instructions the static interpreter may execute before it falls back to branch probabilities
-STATIC_MAX_WORK = 2e8
+STATIC_MAX_WORK = 2e9
 #: group-instructions (numpy calls) the static interpreter may execute before that fallback
 STATIC_MAX_STEPS = 2_000_000
 #: threads the static interpreter runs in one launch: every CTA when control flow is not affine in the CTA
@@ -34,6 +34,17 @@ MEMORY_RULES_SAMPLE_REQUESTS = 8
 #: emulation of a kernel ends; a sampled warp that has made no request yet counts after QUIET turns in all
 MEMORY_RULES_IDLE_TURNS = 2
 MEMORY_RULES_QUIET_TURNS = 8
+#: iterations of a loop the static interpreter runs, and row-instructions they take, before it extrapolates the rest
+#: of a loop whose trip count it knows in closed form but whose iterations differ (a switch on a hash, a maths
+#: function of a value that changes every iteration) from the iterations it ran
+STATIC_LOOP_SAMPLE_ITERATIONS = 8
+STATIC_LOOP_SAMPLE_WORK = 1e6
+#: CTAs of a launch the static estimator emulates, stratified by class, to measure the branches on data it cannot read
+#: (shared memory, memory the kernel writes, atomics), the warp instructions they may run in all, and the share of
+#: the time budget (--max-seconds) by which the sample must end
+STATIC_DATA_SAMPLE_CTAS = 8
+STATIC_DATA_SAMPLE_STEPS = 200_000
+STATIC_DATA_SAMPLE_SHARE = 0.5
 #: corner CTAs the static interpreter's search for classes of alike CTAs interprets (past it, the classes
 #: left are counted from their corners without proof, flagged), and the CTAs it samples from a launch of more
 #: than STATIC_MAX_THREADS threads whose control flow is not affine in the CTA index

@@ -41,6 +41,16 @@ def _words(name: str, words: dict[str, int]) -> int:
 
 def live_out(cfg: BlockGraph) -> dict[int, set[str]]:
     """Registers live at the end of each block (backward dataflow to a fixpoint)."""
+    return _liveness(cfg, True)[1]
+
+
+def live_in(cfg: BlockGraph) -> dict[int, set[str]]:
+    """Registers whose value at the start of each block may be read later; a guarded write does not end a
+    register's life (where the guard is false the register keeps its value)."""
+    return _liveness(cfg, False)[0]
+
+
+def _liveness(cfg: BlockGraph, guarded_kills: bool) -> tuple[dict[int, set[str]], dict[int, set[str]]]:
     use: dict[int, set[str]] = {}
     kill: dict[int, set[str]] = {}
     for blk in cfg.blocks:
@@ -49,9 +59,10 @@ def live_out(cfg: BlockGraph) -> dict[int, set[str]]:
         for ins in blk.instructions:
             defs, uses = defs_uses(ins)
             u |= {r for r in uses if not is_special(r) and r not in k}
-            k |= set(defs)
+            if guarded_kills or ins.guard is None:
+                k |= set(defs)
         use[blk.id], kill[blk.id] = u, k
-    live_in = {b: set() for b in use}
+    live = {b: set() for b in use}
     out = {b: set() for b in use}
     order = graphs.postorder(cfg.succ, cfg.entry) if cfg.blocks else []  # successors first
     seen = set(order)
@@ -60,12 +71,12 @@ def live_out(cfg: BlockGraph) -> dict[int, set[str]]:
     while changed:
         changed = False
         for b in order:
-            new_out = set().union(*(live_in[s] for s in cfg.succ[b]))
+            new_out = set().union(*(live[s] for s in cfg.succ[b]))
             new_in = use[b] | (new_out - kill[b])
-            if new_out != out[b] or new_in != live_in[b]:
-                out[b], live_in[b] = new_out, new_in
+            if new_out != out[b] or new_in != live[b]:
+                out[b], live[b] = new_out, new_in
                 changed = True
-    return out
+    return live, out
 
 
 def register_pressure(cfg: BlockGraph) -> int:

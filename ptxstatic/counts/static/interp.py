@@ -17,20 +17,32 @@ Device functions are interpreted at each call; their blocks are counted per call
 from __future__ import annotations
 
 import heapq
+import math
 import operator
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Protocol
 
-import networkx as nx
 import numpy as np
 
-from ptxstatic.analysis.cfg import BasicBlock, BlockGraph, build_cfg
+from ptxstatic.analysis import graphs
+from ptxstatic.analysis.cfg import BasicBlock, BlockGraph, Loop, build_cfg
 from ptxstatic.analysis.defuse import DefUse, def_use
+from ptxstatic.analysis.liveness import live_in
 from ptxstatic.analysis.registers import is_special
-from ptxstatic.counts.static.agree import watched
-from ptxstatic.counts.static.values import MIXED, Bits, Rows, Step, compile_instruction, compile_operands
+from ptxstatic.counts.static.agree import Corners, watched
+from ptxstatic.counts.static.memory import KnownMemory
+from ptxstatic.counts.static.values import (
+    MIXED,
+    Bits,
+    Rows,
+    Step,
+    compile_instruction,
+    compile_operands,
+    operand_types,
+)
 from ptxstatic.limits import STATIC_CALL_DEPTH, STATIC_MAX_STEPS, STATIC_MAX_WORK
 from ptxstatic.ptx.ast import BranchTargets, Function, InitList, Instruction, Label, Module, Reg, Sym, Tup, VarDecl
 
@@ -51,7 +63,6 @@ class Group:
     weight: np.ndarray  # float64: 0-d (all rows alike) or one per row
     origin: np.ndarray  # row -> row of the group that entered the function
     regions: frozenset[int] = frozenset()  # data-dependent branch blocks whose influence the rows are in
-    trace: object | None = None  # loop fast-forward state (ptxstatic.counts.static.loops)
 
     @property
     def n(self) -> int:
@@ -61,10 +72,11 @@ class Group:
         return float(self.weight) * self.n if self.weight.ndim == 0 else float(self.weight.sum())
 
 
-def take(g: Group, idx: np.ndarray) -> Group:
-    """The rows ``idx`` of ``g`` as a new group."""
+def take(g: Group, idx: np.ndarray, live: frozenset[str] | None = None) -> Group:
+    """The rows ``idx`` of ``g`` as a new group; with ``live``, only those registers (and the special ones)."""
     r = g.rows
-    regs = {k: (v if v is None or v.ndim == 0 else v[idx]) for k, v in r.regs.items()}
+    regs = {k: (v if v is None or v.ndim == 0 else v[idx]) for k, v in r.regs.items()
+            if live is None or k in live or is_special(k)}
     params = {k: ((b if b is None or b.ndim == 0 else b[idx]), *rest) for k, (b, *rest) in r.params.items()}
     key = None if r.key is None else r.key[idx]
     rows = Rows(len(idx), regs, dict(r.ptr), set(r.tainted), params, r.shadowed, key)  # type: ignore[arg-type]
@@ -76,7 +88,7 @@ def reweighted(g: Group, factor: float, region: int) -> Group:
     """A copy of ``g`` with weights scaled by ``factor`` and ``region`` added to its influence set."""
     r = g.rows
     rows = Rows(r.n, dict(r.regs), dict(r.ptr), set(r.tainted), dict(r.params), True, r.key)
-    return Group(rows, g.weight * factor, g.origin, g.regions | {region}, g.trace)
+    return Group(rows, g.weight * factor, g.origin, g.regions | {region})
 
 
 def _concat(parts: list[Bits | None], sizes: list[int]) -> Bits | None:
@@ -116,8 +128,7 @@ def merge(groups: list[Group]) -> Group:
     if np.all(weight == weight[0]):
         weight = np.asarray(weight[0])
     origin = np.concatenate([g.origin for g in groups])
-    trace = groups[0].trace if all(g.trace is groups[0].trace for g in groups) else None
-    return Group(rows, weight, origin, groups[0].regions, trace)
+    return Group(rows, weight, origin, groups[0].regions)
 
 
 def rejoin(groups: list[Group]) -> Group | None:
@@ -140,7 +151,7 @@ def rejoin(groups: list[Group]) -> Group | None:
     weight = sum((g.weight for g in groups[1:]), start=first.weight)
     out = Rows(rows.n, dict(rows.regs), dict(rows.ptr), set().union(*(g.rows.tainted for g in groups)),
                dict(rows.params), any(g.rows.shadowed for g in groups), rows.key)
-    return Group(out, np.asarray(weight), first.origin, first.regions, first.trace)
+    return Group(out, np.asarray(weight), first.origin, first.regions)
 
 
 def fold(g: Group) -> Group:
@@ -165,7 +176,6 @@ def fold(g: Group) -> Group:
     ids = np.cumsum(start) - 1
     out = take(g, order[start])
     out.weight = np.bincount(ids, weights=np.broadcast_to(g.weight, (g.n,))[order], minlength=int(ids[-1]) + 1)
-    out.trace = g.trace
     return out
 
 
@@ -179,6 +189,74 @@ def end_shadow(rows: Rows) -> None:
         if tainted:
             rows.params[key] = (None, size, None, False)
     rows.shadowed = False
+
+
+def gather(groups: list[Group]) -> list[Group]:
+    """Groups met at one block, one per set of regions: fragments of one group rejoined, others merged and
+    folded."""
+    by_region: dict[frozenset[int], list[Group]] = {}
+    for g in groups:
+        by_region.setdefault(g.regions, []).append(g)
+    return [gs[0] if len(gs) == 1 else rejoin(gs) or fold(merge(gs)) for gs in by_region.values()]
+
+
+@dataclass
+class Spread:
+    """How far the sampled part of a block's count may be off: ``count - below`` to ``count + above`` holds it;
+    ``variance`` is the square of its standard error."""
+
+    below: float = 0.0
+    above: float = 0.0
+    variance: float = 0.0
+
+    def add(self, other: Spread) -> None:
+        self.below += other.below
+        self.above += other.above
+        self.variance += other.variance
+
+
+SPREAD_Z = 3.0  #: standard errors on either side of a sampled estimate that its interval spans at least
+
+
+def sampled(amounts: np.ndarray, sizes: np.ndarray, units: float) -> tuple[float, Spread]:
+    """A block's count in ``units`` units not interpreted, from a sample of parts (loop iterations, chunks of
+    CTAs) of ``sizes`` units in which it counted ``amounts``: the mean per unit times ``units``, and the spread
+    of that estimate: at least ``SPREAD_Z`` standard errors (of a ratio estimator) and the range of the parts
+    either side, widened by 3 / parts (the rule of three: a kind of part the sample never met may be up to that
+    share of the rest)."""
+    rates = amounts / sizes
+    mean = float(amounts.sum() / sizes.sum())
+    k = len(sizes)
+    se = float(np.sqrt(np.sum(sizes ** 2 * (rates - mean) ** 2))) / float(sizes.sum()) if k > 1 else mean
+    low = max(0.0, min(mean - SPREAD_Z * se, float(rates.min()))) * max(0.0, 1 - 3 / k)
+    high = max(mean + SPREAD_Z * se, float(rates.max())) * (1 + 3 / k)
+    return mean * units, Spread((mean - low) * units, (high - mean) * units, (se * units) ** 2)
+
+
+@dataclass
+class Iteration:
+    """What one iteration of a loop did: the counts it added (function, block -> amount, those of the loops
+    and calls inside it included), its work in row-instructions, and whether no group split on the way."""
+
+    added: dict[tuple[str, int], float]
+    work: float
+    whole: bool
+
+
+class LoopDriver(Protocol):
+    """Sees each iteration of one run of a loop: ``begin`` takes the groups starting it (and gives those to
+    run), ``end`` the groups that came back to the header and those that left; it gives the groups to run
+    next (after skipping iterations) and groups set apart to run the loop on their own. ``close``: the run
+    has ended. ``iterations``: those run so far."""
+
+    iterations: int
+
+    def begin(self, groups: list[Group]) -> list[Group]: ...
+
+    def end(self, started: list[Group], back: list[Group], left: list[tuple[Group, int | None]],
+            iteration: Iteration) -> tuple[list[Group], list[Group]]: ...
+
+    def close(self) -> None: ...
 
 
 # --------------------------------------------------------------------------------------- plans
@@ -216,9 +294,12 @@ class FunctionPlan:
 
     function: Function
     cfg: BlockGraph
-    ops: list[list[Op]]
+    ops: Ops
     terminators: list[Terminator]
-    loop_facts: dict[int, object] = field(default_factory=dict)  # header -> loops.LoopFacts | None
+    calls: dict[int, list[CallSite]] = field(default_factory=dict)  # block -> its calls
+    loop_facts: dict[int, object] = field(default_factory=dict)  # header -> loops.LoopFacts
+    data_values: object | None = None  # loops._DataValues: which registers always hold data
+    known: frozenset[int] = frozenset()  # loads whose values are known (memory.KnownMemory.loads)
     #: two-way branch block -> share of each way (``Terminator.outcomes``) in a measured run
     shares: dict[int, tuple[float, ...]] = field(default_factory=dict)
 
@@ -228,34 +309,54 @@ class FunctionPlan:
 
     @cached_property
     def rank(self) -> dict[int, int]:
-        """Scheduling rank of each block: a topological order of the graph without back edges in which every
-        block of a loop comes before the loop's exits (reverse post-order when the graph is irreducible)."""
+        """Scheduling rank of each block: a topological order of the graph without back edges (the lowest block
+        first among those ready; reverse post-order when the graph is irreducible). Loops run to their end
+        before their exits are reached (``Interpreter._loop``), so groups that reach a block by different
+        paths meet there."""
         cfg = self.cfg
-        dag = nx.DiGraph()
-        dag.add_nodes_from(cfg.reachable)
         back = set(cfg.back_edges)
-        dag.add_edges_from(e for e in cfg.graph.subgraph(cfg.reachable).edges if e not in back)
-        for lp in cfg.loops:
-            for _, target in lp.exits:
-                dag.add_edges_from((b, target) for b in lp.body if b != target)
-        try:
-            order = list(nx.lexicographical_topological_sort(dag))
-        except nx.NetworkXUnfeasible:
-            order = list(reversed(list(nx.dfs_postorder_nodes(cfg.graph, cfg.entry))))
+        reach = cfg.reachable
+        indegree = dict.fromkeys(reach, 0)
+        for u in reach:
+            for v in cfg.succ[u]:
+                if (u, v) not in back and v in indegree:
+                    indegree[v] += 1
+        ready = [b for b, d in indegree.items() if d == 0]
+        heapq.heapify(ready)
+        order = []
+        while ready:
+            u = heapq.heappop(ready)
+            order.append(u)
+            for v in cfg.succ[u]:
+                if (u, v) not in back and v in indegree:
+                    indegree[v] -= 1
+                    if indegree[v] == 0:
+                        heapq.heappush(ready, v)
+        if len(order) < len(reach):  # irreducible
+            order = list(reversed(graphs.postorder(cfg.succ, cfg.entry)))
         return {b: i for i, b in enumerate(order)}
 
     @cached_property
     def ipdom(self) -> dict[int, int]:
-        """Immediate post-dominator of each block (``-2``: the function's end)."""
-        g = nx.DiGraph()
-        g.add_nodes_from(self.cfg.graph.nodes)
-        g.add_edges_from((v, u) for u, v in self.cfg.graph.edges)
-        end = -2
-        g.add_node(end)
-        for b in self.cfg.exits:
-            g.add_edge(end, b)
-        dom = nx.immediate_dominators(g, end)
+        """Immediate post-dominator of each block that reaches the function's end (``-2``: the end itself)."""
+        cfg, end = self.cfg, -2
+        succ = {**{b: list(ps) for b, ps in cfg.pred.items()}, end: list(cfg.exits)}
+        pred: dict[int, list[int]] = {b: list(ss) for b, ss in cfg.succ.items()}
+        for b in cfg.exits:
+            pred[b] = [*pred.get(b, []), end]
+        dom = graphs.immediate_dominators(succ, pred, end)
         return {b: d for b, d in dom.items() if b != end}
+
+    @cached_property
+    def live_in(self) -> dict[int, frozenset[str]]:
+        """Registers whose value at the start of each block may be read later (a group split there keeps only
+        those)."""
+        return {b: frozenset(regs) for b, regs in live_in(self.cfg).items()}
+
+    @cached_property
+    def headers(self) -> dict[int, Loop]:
+        """Each loop by its header."""
+        return {lp.header: lp for lp in self.cfg.loops}
 
     @cached_property
     def innermost_loop(self) -> dict[int, frozenset[int]]:
@@ -318,25 +419,51 @@ def _brx_labels(ins: Instruction, cfg: BlockGraph) -> list[str]:
     return []
 
 
-def _compile(ins: Instruction, symbols: dict[str, int], watch: bool) -> Op:
+def _compile(ins: Instruction, symbols: dict[str, int], watch: Corners | None, memory: KnownMemory | None) -> Op:
     if ins.opcode.startswith("call"):
         return _call_site(ins)
-    step = compile_instruction(ins, symbols)
-    return watched(step, compile_operands(ins, symbols)) if watch else step
+    step = compile_instruction(ins, symbols, memory)
+    if watch is None:
+        return step
+    return watched(step, compile_operands(ins, symbols), watch, operand_types(ins),
+                   ins.info.opcode in ("setp", "set"))
 
 
-def make_plan(fn: Function, symbols: dict[str, int], watch: frozenset[int] = frozenset()) -> FunctionPlan:
-    """The plan of ``fn``; the comparisons at instruction indexes ``watch`` are checked across corner CTAs."""
+class Ops:
+    """The compiled instructions of each block (all but a block's closing branch), compiled the first time the
+    block runs: a kernel of 10**5 lines costs what the interpreter reaches of it."""
+
+    def __init__(self, cfg: BlockGraph, terms: list[Terminator], compile_: Callable[[int, Instruction], Op]) -> None:
+        self.cfg, self.terms, self.compile = cfg, terms, compile_
+        self.blocks: dict[int, list[Op]] = {}
+
+    def __getitem__(self, b: int) -> list[Op]:
+        ops = self.blocks.get(b)
+        if ops is None:
+            blk = self.cfg.blocks[b]
+            body = blk.instructions[:-1] if self.terms[b].kind != "fall" else blk.instructions
+            ops = self.blocks[b] = [self.compile(blk.start + j, ins) for j, ins in enumerate(body)]
+        return ops
+
+
+def make_plan(fn: Function, symbols: dict[str, int], watch: frozenset[int] = frozenset(),
+              memory: KnownMemory | None = None, corners: Corners | None = None) -> FunctionPlan:
+    """The plan of ``fn``; the instructions at indexes ``watch`` are checked across the ``corners`` of a box of
+    CTAs; ``memory``: what loads read with known values."""
     cfg = build_cfg(fn)
+    known = memory.loads(fn) if memory is not None else frozenset()
     label_block = {lab: b.id for b in cfg.blocks for lab in b.labels}
-    ops: list[list[Op]] = []
-    terms: list[Terminator] = []
+    terms = [_terminator(b, label_block, cfg) for b in cfg.blocks]
+    calls: dict[int, list[CallSite]] = {}
     for b in cfg.blocks:
-        term = _terminator(b, label_block, cfg)
-        body = b.instructions[:-1] if term.kind != "fall" else b.instructions
-        ops.append([_compile(ins, symbols, b.start + j in watch) for j, ins in enumerate(body)])
-        terms.append(term)
-    return FunctionPlan(fn, cfg, ops, terms)
+        for ins in b.instructions:
+            if ins.opcode.startswith("call"):
+                calls.setdefault(b.id, []).append(_call_site(ins))
+
+    def compile_(index: int, ins: Instruction) -> Op:
+        return _compile(ins, symbols, corners if index in watch else None, memory if index in known else None)
+
+    return FunctionPlan(fn, cfg, Ops(cfg, terms, compile_), terms, known=known, calls=calls)
 
 
 # ---------------------------------------------------------------------------------------- interpreter
@@ -355,61 +482,67 @@ class Interpreter:
     notes: list[str] = field(default_factory=list)
     work: float = 0.0
     steps: int = 0
-    on_header: Callable[[Interpreter, FunctionPlan, Group, int], None] | None = None
+    #: makes the driver of one run of a loop (:mod:`ptxstatic.counts.static.loops`); None: loops are not driven
+    loop_driver: Callable[[Interpreter, FunctionPlan, Loop], LoopDriver] | None = None
     watch: dict[str, frozenset[int]] = field(default_factory=dict)  # function -> comparisons checked by CTA
     deadline: float | None = None  # time.process_time() (CPU seconds) at which interpretation stops
+    memory: KnownMemory | None = None  # what loads read with known values
+    corners: Corners = field(default_factory=Corners)  # the CTAs of a box being checked (ctas.search)
     #: the measured branch shares of a function's plan (``branch_shares.measured_shares``), where there are some
     shares_of: Callable[[FunctionPlan], dict[int, tuple[float, ...]]] | None = None
+    splits: int = 0  # groups split by a known branch so far
+    #: (function, block) -> how far its sampled part may be off, where a part of it was sampled
+    spreads: dict[tuple[str, int], Spread] = field(default_factory=dict)
+    #: blocks whose counts rest on a prior (a data-dependent branch split by 1/2 or 1/8, a fallback): only the
+    #: bounds the code implies hold them
+    prior: set[tuple[str, int]] = field(default_factory=set)
+    #: (function, loop header) -> the most iterations a run of the loop may make (math.inf: no bound known)
+    loop_trips: dict[tuple[str, int], float] = field(default_factory=dict)
+    sampled_shares: bool = False  # the shares of measured branches come from a sample of this launch
+    #: function -> branch block -> its ways, for the branches on what a loop whose iterations were extrapolated
+    #: left (loops.Driver), above which no branch depends on data
+    representative: dict[str, dict[int, int]] = field(default_factory=dict)
+    data_splits: int = 0  # branches and calls split by weight (on data) so far
+    data_exits: int = 0  # loop exits split by weight (on data) so far
+    #: (function, changing argument positions) -> the positions of its returned values that change, or None
+    #: when those arguments steer its branches (loops.taint)
+    steering: dict[tuple[str, frozenset[int]], frozenset[int] | None] = field(default_factory=dict)
+    recording: int = 0  # loops being driven: while any is, every count added is also put on the trail
+    trail: list[tuple[str, int, float]] = field(default_factory=list)  # (function, block, amount) added
     _plans: dict[str, FunctionPlan] = field(default_factory=dict)
 
     def plan(self, name: str) -> FunctionPlan:
         p = self._plans.get(name)
         if p is None:
             p = self._plans[name] = make_plan(self.module.function(name), self.symbols,
-                                              self.watch.get(name, frozenset()))
-            self.counts.setdefault(name, dict.fromkeys(range(len(p.cfg.blocks)), 0.0))
+                                              self.watch.get(name, frozenset()), self.memory, self.corners)
+            self.counts.setdefault(name, dict.fromkeys(range(len(p.cfg.blocks)), 0))
             if self.shares_of is not None:
                 p.shares = self.shares_of(p)
         return p
 
+    def spread(self, fn: str, block: int) -> Spread:
+        """How far the sampled part of a block's count may be off (made on first use)."""
+        return self.spreads.setdefault((fn, block), Spread())
+
     def estimated(self, fn: str, block: int, reason: str) -> None:
         self.reasons.setdefault(fn, {}).setdefault(block, reason)
+
+    # ----------------------------------------------------------------------------------------- counts
+    def add(self, fn: str, block: int, amount: float) -> None:
+        """Add ``amount`` thread entries to a block; whole amounts are added as integers, so that exact counts stay
+        exact at any size (a float holds whole numbers only up to 2**53)."""
+        counts = self.counts[fn]
+        if isinstance(amount, float) and amount.is_integer():
+            amount = int(amount)
+        counts[block] = counts.get(block, 0) + amount
+        if self.recording:
+            self.trail.append((fn, block, amount))
 
     # ----------------------------------------------------------------------------- one function
     def run(self, plan: FunctionPlan, entry: Group, depth: int = 0) -> list[Group]:
         """Interpret ``plan`` from its entry block for ``entry``; the groups that returned."""
-        pending: dict[int, list[Group]] = {}
-        heap: list[tuple[int, int]] = []
-        returned: list[Group] = []
-
-        def arrive(g: Group, block: int) -> None:
-            if g.regions:
-                kept = frozenset(r for r in g.regions if r == OUTER or plan.ipdom.get(r) != block)
-                if kept != g.regions:
-                    g.regions = kept
-                    if not kept:
-                        end_shadow(g.rows)
-            if block not in pending:
-                pending[block] = []
-                heapq.heappush(heap, (plan.rank.get(block, len(plan.rank) + block), block))
-            pending[block].append(g)
-
-        arrive(entry, plan.cfg.entry)
-        while heap:
-            _, block = heapq.heappop(heap)
-            by_region: dict[frozenset[int], list[Group]] = {}
-            for g in pending.pop(block):
-                by_region.setdefault(g.regions, []).append(g)
-            for groups in by_region.values():
-                g = groups[0] if len(groups) == 1 else rejoin(groups) or fold(merge(groups))
-                out = self._execute(plan, g, block, depth)
-                if out is None:
-                    continue
-                for succ_group, succ in out:
-                    if succ is None:
-                        returned.append(succ_group)
-                    else:
-                        arrive(succ_group, succ)
+        returned = [g for g, _ in self._walk(plan, [entry], plan.cfg.entry, None, depth)]
         for g in returned:
             inner = frozenset(r for r in g.regions if r == OUTER)
             if inner != g.regions:
@@ -418,18 +551,97 @@ class Interpreter:
                     end_shadow(g.rows)
         return returned
 
+    def _walk(self, plan: FunctionPlan, starts: list[Group], start: int, loop: Loop | None, depth: int
+              ) -> list[tuple[Group, int | None]]:
+        """Run the groups ``starts`` from block ``start`` through the function, or through one iteration of
+        ``loop``; the groups that left (returned: ``None``; left the loop or came back to its header: the block)."""
+        pending: dict[int, list[Group]] = {}
+        heap: list[tuple[int, int]] = []
+        out: list[tuple[Group, int | None]] = []
+
+        def arrive(g: Group, block: int | None, first: bool = False) -> None:
+            if block is None:
+                out.append((g, None))
+                return
+            if g.regions:
+                kept = frozenset(r for r in g.regions if r == OUTER or plan.ipdom.get(r) != block)
+                if kept != g.regions:
+                    g.regions = kept
+                    if not kept:
+                        end_shadow(g.rows)
+            if loop is not None and (block not in loop.body or (block == loop.header and not first)):
+                out.append((g, block))
+                return
+            if block not in pending:
+                pending[block] = []
+                heapq.heappush(heap, (plan.rank.get(block, len(plan.rank) + block), block))
+            pending[block].append(g)
+
+        for g in starts:
+            arrive(g, start, True)
+        while heap:
+            _, block = heapq.heappop(heap)
+            for g in gather(pending.pop(block)):
+                inner = plan.headers.get(block) if self.loop_driver is not None else None
+                if inner is not None and inner is not loop:  # a loop entered from outside: run it to its end
+                    for left, succ in self._loop(plan, inner, g, depth):
+                        arrive(left, succ)
+                    continue
+                for succ_group, succ in self._execute(plan, g, block, depth) or ():
+                    arrive(succ_group, succ)
+        return out
+
+    def _loop(self, plan: FunctionPlan, loop: Loop, g: Group, depth: int, done: int = 0
+              ) -> list[tuple[Group, int | None]]:
+        """Run ``loop`` iteration by iteration for ``g``, entering at its header after ``done`` iterations; the
+        groups that left it. The loop driver sees every iteration (the counts it added, the groups that came
+        back) and may skip ahead, or set rows apart to run on their own."""
+        driver = self.loop_driver(self, plan, loop)  # type: ignore[misc]
+        driver.iterations = done
+        exits: list[tuple[Group, int | None]] = []
+        groups = [g]
+        self.recording += 1
+        try:
+            while groups:
+                starts = driver.begin(gather(groups))
+                pos, work, splits = len(self.trail), self.work, self.splits
+                left = self._walk(plan, starts, loop.header, loop, depth)
+                groups = [h for h, b in left if b == loop.header]
+                gone = [(h, b) for h, b in left if b != loop.header]
+                added: dict[tuple[str, int], float] = {}
+                for fn, b, amount in self.trail[pos:]:
+                    added[(fn, b)] = added.get((fn, b), 0) + amount
+                del self.trail[pos:]
+                if self.recording > 1:  # the iteration of an enclosing loop holds these counts too
+                    self.trail += [(fn, b, amount) for (fn, b), amount in added.items()]
+                exits += gone
+                groups, apart = driver.end(starts, groups, gone, Iteration(added, self.work - work,
+                                                                          self.splits == splits))
+                for h in apart:
+                    exits += self._loop(plan, loop, h, depth, driver.iterations)
+            driver.close()
+        finally:
+            self.recording -= 1
+            if not self.recording:
+                self.trail.clear()
+        return exits
+
     def _execute(self, plan: FunctionPlan, g: Group, block: int, depth: int
                  ) -> list[tuple[Group, int | None]] | None:
         name = plan.function.name
-        counts = self.counts[name]
-        counts[block] = counts.get(block, 0.0) + g.total_weight()
+        self.add(name, block, g.total_weight())
         if g.regions:
             root = min(r for r in g.regions) if OUTER not in g.regions else OUTER
+            ways = self.representative.get(name, {})
+            if all(r in ways for r in g.regions):  # a split on what an extrapolated loop left
+                w = g.total_weight()  # this share of the rows that reached the split may be none of them or all
+                self.spread(name, block).add(Spread(w, w * (math.prod(ways[r] for r in g.regions) - 1)))
+            elif root == OUTER or not self.sampled_shares or any(r not in plan.shares for r in g.regions):
+                self.prior.add((name, block))
             self.estimated(name, block, "caller branch depends on data" if root == OUTER else
                            f"depends on a data-dependent branch at line {plan.branch_line(root)}"
-                           + (", split as in the measured run" if root in plan.shares else ""))
-        if self.on_header is not None and block in plan.innermost_loop:
-            self.on_header(self, plan, g, block)
+                           + ("" if root not in plan.shares else ", split as in the emulated sample"
+                              if self.sampled_shares else ", split as in the measured run"))
         ops = plan.ops[block]
         self.steps += len(ops) + 1
         self.work += g.n * (len(ops) + 1)
@@ -461,7 +673,7 @@ class Interpreter:
         p = g.rows.regs.get(term.guard)
         tainted = term.guard in g.rows.tainted
         if p is None:
-            return self._data_split(plan, g, block, targets)
+            return self._data_split(plan, g, block, targets, tainted)
         cond = (p == 0) if term.negated else (p != 0)
         out = []
         if cond.ndim == 0:
@@ -469,9 +681,12 @@ class Interpreter:
         else:
             hit = np.flatnonzero(cond)
             miss = np.flatnonzero(~cond)
-            parts = [(take(g, idx), t) for idx, t in ((hit, targets[0]), (miss, targets[1])) if len(idx)]
+            parts = [(take(g, idx, plan.live_in.get(t)), t) for idx, t in ((hit, targets[0]), (miss, targets[1]))
+                     if len(idx)]
             if len(parts) == 1:
                 parts = [(g, parts[0][1])]
+            else:
+                self.splits += 1
         for part, succ in parts:
             if tainted:
                 part.regions = part.regions | {block}
@@ -479,34 +694,54 @@ class Interpreter:
             out.append((part, succ))
         return out
 
-    def _data_split(self, plan: FunctionPlan, g: Group, block: int, targets: tuple[int | None, int | None]
-                    ) -> list[tuple[Group, int | None]]:
+    def _data_split(self, plan: FunctionPlan, g: Group, block: int, targets: tuple[int | None, int | None],
+                    tainted: bool = False) -> list[tuple[Group, int | None]]:
         """Split of a branch on data: as in the measured run where there is one, else loop exits get
-        1/DATA_LOOP_TRIPS and other branches 1/2."""
+        1/DATA_LOOP_TRIPS and other branches 1/2. ``tainted``: the predicate was written under a data-dependent
+        branch or is what an extrapolation of a loop left (then, outside any data-dependent branch, its
+        blocks are counted with the spread of the split: see :meth:`_execute`)."""
+        self.data_splits += 1
         loop = plan.innermost_loop.get(block)
         measured = plan.shares.get(block)
         share = list(measured or (0.5, 0.5))
+        exit_ = False
         if loop is not None:
             outside = [t is None or t not in loop for t in targets]
             if outside[0] != outside[1]:
+                exit_ = True
+                self.data_exits += 1
                 if measured is None:
                     share = [1 / DATA_LOOP_TRIPS if o else 1 - 1 / DATA_LOOP_TRIPS for o in outside]
                 if float(np.max(g.weight)) * max(share) < MIN_WEIGHT:
                     share = [1.0 if o else 0.0 for o in outside]
+        if tainted and not exit_ and measured is None:
+            self._representative(plan, g, block, 2)
         return [(reweighted(g, s, block), t) for s, t in zip(share, targets, strict=True) if s > 0]
+
+    def _representative(self, plan: FunctionPlan, g: Group, block: int, ways: int) -> None:
+        """Record a split of ``ways`` equal ways on what an extrapolated loop left (no data-dependent branch above
+        it): the rows took one of the ways, as in the loop's sampled iterations."""
+        name = plan.function.name
+        if all(r in self.representative.get(name, {}) for r in g.regions):
+            self.representative.setdefault(name, {})[block] = ways
 
     def _indirect_branch(self, plan: FunctionPlan, g: Group, block: int, term: Terminator
                          ) -> list[tuple[Group, int | None]]:
         idx = g.rows.regs.get(term.guard)
         if idx is None or not term.targets:
+            self.data_splits += 1
+            if term.guard in g.rows.tainted and term.targets:
+                self._representative(plan, g, block, len(term.targets))
             k = len(term.targets)
             return [(reweighted(g, 1 / k, block), t) for t in term.targets]
         idx = np.broadcast_to(idx.astype(np.int64) & 0xFFFFFFFF, (g.n,))
         out = []
-        for value in np.unique(idx):
+        values = np.unique(idx)
+        self.splits += len(values) > 1
+        for value in values:
             rows = np.flatnonzero(idx == value)
             if value < len(term.targets):
-                part = take(g, rows) if len(rows) < g.n else g
+                part = take(g, rows, plan.live_in.get(term.targets[value])) if len(rows) < g.n else g
                 if term.guard in g.rows.tainted:
                     part.regions = part.regions | {block}
                     part.rows.shadowed = True
@@ -526,8 +761,10 @@ class Interpreter:
             return g
         if depth >= STATIC_CALL_DEPTH:
             self.estimated(caller, block, f"calls nested deeper than {STATIC_CALL_DEPTH} are not followed")
+            self.prior.add((caller, block))
             for b in range(len(self.plan(callee).cfg.blocks)):
                 self.estimated(callee, b, f"calls nested deeper than {STATIC_CALL_DEPTH} are not followed")
+                self.prior.add((callee, b))
             self._returns_data(g, site)
             return g
         sub = self.plan(callee)
@@ -578,6 +815,7 @@ class Interpreter:
             return self._call(plan, g, CallSite(site.instruction, exact_target, "", site.args, site.rets),
                               block, depth)
         self.estimated(caller, block, f"indirect call at line {site.instruction.line}")
+        self.data_splits += 1
         for name in candidates:
             share = reweighted(g, 1 / len(candidates), block)
             share.rows.shadowed = True

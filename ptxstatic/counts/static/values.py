@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -26,6 +27,9 @@ from ptxstatic.ptx import semantics
 from ptxstatic.ptx.ast import Addr, Imm, Instruction, Neg, Pair, Reg, Sym, Vec
 from ptxstatic.ptx.dtypes import U64, Unsupported, const, from_raw, is_signed, literal, np_type, to_raw
 from ptxstatic.ptx.isa import OpInfo, bit_width
+
+if TYPE_CHECKING:
+    from ptxstatic.counts.static.memory import KnownMemory
 
 MIXED = -1  #: base tag of a value that mixes a pointer with something else: never trusted in comparisons
 Bits = np.ndarray  # uint64 bits, 0-d (uniform) or 1-d (one entry per row)
@@ -269,21 +273,32 @@ def _compile_setp(ins: Instruction, info: OpInfo, symbols: dict[str, int]) -> St
     return run
 
 
-Operands = Callable[[Rows], "tuple[np.ndarray, np.ndarray] | None"]
+Operands = Callable[[Rows], "tuple[np.ndarray, ...] | None"]
+
+
+def operand_types(ins: Instruction) -> tuple[str, ...]:
+    """The types a ``setp``/``set`` compares its two operands in, or a widening ``cvt`` or ``.wide`` multiply
+    reads its sources in."""
+    info = ins.info
+    if info.opcode == "cvt":
+        return (info.types[1],)
+    t = info.types[-1] if info.opcode == "set" else info.dtype
+    return (t, t)
 
 
 def compile_operands(ins: Instruction, symbols: dict[str, int]) -> Operands:
     """For a ``setp``/``set``: a closure giving its two compared operands as typed values (numpy arrays of the
-    type it compares in), or None where the comparison is on data (its result is data)."""
-    info = ins.info
-    t = info.types[-1] if info.opcode == "set" else info.dtype
-    a, b = _fetcher(ins.operands[1], t, symbols), _fetcher(ins.operands[2], t, symbols)
+    type it compares in), or None where the comparison is on data (its result is data); for a ``cvt`` or a
+    ``.wide`` multiply, its sources as it reads them (None where one is data)."""
+    types = operand_types(ins)
+    fetch = [_fetcher(o, t, symbols) for o, t in zip(ins.operands[1:], types, strict=False)]
+    compare = ins.info.opcode in ("setp", "set")
 
-    def operands(g: Rows) -> tuple[np.ndarray, np.ndarray] | None:
-        (ab, at, _), (bb, bt, _) = a(g), b(g)
-        if ab is None or bb is None or at != bt or at == MIXED:
+    def operands(g: Rows) -> tuple[np.ndarray, ...] | None:
+        got = [f(g) for f in fetch]
+        if any(x[0] is None for x in got) or (compare and (got[0][1] != got[1][1] or got[0][1] == MIXED)):
             return None
-        return from_raw(ab, t), from_raw(bb, t)
+        return tuple(from_raw(x[0], t) for x, t in zip(got, types, strict=True))
 
     return operands
 
@@ -392,6 +407,40 @@ def _compile_st_param(ins: Instruction, info: OpInfo, symbols: dict[str, int]) -
     return run
 
 
+def _compile_load(ins: Instruction, info: OpInfo, symbols: dict[str, int], memory: KnownMemory) -> Step:
+    """``ld``/``ldu`` of global, const or generic memory: the values where the address is in known memory
+    (:mod:`ptxstatic.counts.static.memory`), data elsewhere."""
+    addr, dest = ins.operands[1], ins.operands[0]
+    items = dest.items if isinstance(dest, Vec) else (dest,)
+    t = info.dtype
+    if not isinstance(addr, Addr) or not t or not isinstance(addr.base, (Reg, Sym)):
+        return _data(ins)
+    width = max(1, bit_width(t) // 8)
+    narrow = bit_width(t) < 64
+    if narrow:
+        np_type(t)  # Unsupported (the load gives data) for a narrow type without a numpy type
+    names = [(j, o.name) for j, o in enumerate(items) if isinstance(o, Reg)]
+    base, offset = addr.base, addr.offset
+    fixed_tag = symbols.get(base.name) if isinstance(base, Sym) else None
+    fixed = np.asarray(U64(fake_base(fixed_tag))) if fixed_tag is not None else None
+
+    def run(g: Rows) -> None:
+        if isinstance(base, Reg):
+            bits, tag, tainted = g.regs.get(base.name), g.ptr.get(base.name), base.name in g.tainted
+        else:
+            bits, tag, tainted = fixed, fixed_tag, False
+        known = bits is not None and tag is not None and tag in memory
+        if known:
+            at = (bits - U64(fake_base(tag))).astype(np.int64) + offset  # type: ignore[operator,arg-type]
+        for j, name in names:
+            value = memory.read(tag, at + j * width, width) if known else None  # type: ignore[arg-type]
+            if value is not None and narrow:  # a narrow load extends into a wide register by its type
+                value = extend(value, t)
+            g.put(name, value, None, tainted)
+
+    return run
+
+
 _COMPILERS: dict[str, Callable[[Instruction, OpInfo, dict[str, int]], Step]] = {
     **dict.fromkeys(_VALUES, _compile_value),
     "setp": _compile_setp, "set": _compile_setp,
@@ -400,14 +449,17 @@ _COMPILERS: dict[str, Callable[[Instruction, OpInfo, dict[str, int]], Step]] = {
 _PARAM_COMPILERS = {"ld": _compile_ld_param, "st": _compile_st_param}
 
 
-def compile_instruction(ins: Instruction, symbols: dict[str, int]) -> Step:
+def compile_instruction(ins: Instruction, symbols: dict[str, int], memory: KnownMemory | None = None) -> Step:
     """A closure that applies ``ins`` to a :class:`Rows` (guards included; unmodelled opcodes give data).
 
-    ``symbols`` maps every addressable symbol (parameters, variables, functions) to its base tag.
-    Parameter-space loads and stores, calls and branches are handled by the interpreter, not here.
+    ``symbols`` maps every addressable symbol (parameters, variables, functions) to its base tag; ``memory``,
+    for a load that may read known memory: what it reads (without: a load gives data). Calls and branches are
+    handled by the interpreter, not here.
     """
     info = ins.info
     make = _PARAM_COMPILERS.get(info.opcode) if info.space == "param" else _COMPILERS.get(info.opcode)
+    if memory is not None and info.opcode in ("ld", "ldu") and info.space not in ("param", "shared", "local"):
+        make = functools.partial(_compile_load, memory=memory)
     if make is None:
         step = _data(ins)
     else:
