@@ -1,6 +1,6 @@
 """Buffers of a launch as the GPU runner packs them: the same values as the emulator's for every type and fill
-(made without wide intermediate copies), and each buffer filled once when the same launch is packed twice
-(``collect``'s instrumented run, then its measured run)."""
+(made without wide intermediate copies), and a buffer packed again taken from the recent fills (``collect``
+packs each launch for its instrumented run, then its measured run), within a bound on their bytes."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from support.kernels import HAND, hand_launch
 
-from ptxstatic.gpu.args import KernelArgs, host_fill
+from ptxstatic.gpu.args import FillCache, KernelArgs, host_fill
 from ptxstatic.launch import FILLS, Buffer
 from ptxstatic.ptx.dtypes import NP
 from ptxstatic.ptx.parser import parse_text
@@ -55,3 +55,18 @@ def test_packing_the_same_launch_again_fills_its_buffers_once():
     assert again.buffers["out"][1] is first.buffers["out"][1]
     other = KernelArgs(Memory(), fn, hand_launch(4, 64, 256))
     assert other.buffers["out"][1] == host_fill(Buffer("u32", 256, output=True)).tobytes()
+
+
+def test_recent_fills_are_kept_within_their_bound():
+    made: list[int] = []
+
+    def make(buf: Buffer) -> bytes:
+        made.append(buf.count)
+        return bytes(buf.count)
+
+    cache = FillCache(limit=100)
+    for count in (40, 50, 40, 30, 50, 200, 200):
+        cache.get(Buffer("u8", count, "random"), make)
+    # 40 and 50 kept, 40 used again; 30 pushes the least recently used (50) out; 200 is never kept
+    assert made == [40, 50, 30, 50, 200, 200] and cache.held <= 100
+    assert [key[1] for key in cache.entries] == [30, 50]
