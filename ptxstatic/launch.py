@@ -65,15 +65,16 @@ class Buffer:
         import numpy as np
 
         dtype, n = np.dtype(dtype), self.count
+        if self.fill in ("zeros", "ones"):  # made in the dtype at once: the same values without wide copies
+            return (np.zeros if self.fill == "zeros" else np.ones)(n, dtype)
         if self.fill == "random":
             rng = np.random.default_rng(self.seed)
             v = rng.random(n) if dtype.kind == "f" else rng.integers(0, max(1, n), n)
         elif self.fill in FILLS:
-            v = {"zeros": np.zeros, "ones": np.ones, "iota": np.arange, "const": lambda k: np.full(k, self.value)
-                 }[self.fill](n)
+            v = {"iota": np.arange, "const": lambda k: np.full(k, self.value)}[self.fill](n)
         else:
             raise PtxstaticError(f"unknown buffer fill {self.fill!r}: one of {', '.join(FILLS)}")
-        return v.astype(np.int64).astype(dtype) if dtype.kind in "iu" else v.astype(dtype)
+        return v.astype(np.int64, copy=False).astype(dtype) if dtype.kind in "iu" else v.astype(dtype, copy=False)
 
     def values_at(self, dtype: Any, start: int, stop: int) -> Any:
         """Elements ``start`` to ``stop`` of :meth:`values`, without making the others: exact for every fill

@@ -118,6 +118,10 @@ TOOL_QUERY_TIMEOUT_S = 60.0
 DEVICE_CALL_TIMEOUT_S = 300.0
 #: seconds a device worker process may take to start and open the GPU
 DEVICE_START_TIMEOUT_S = 120.0
+#: seconds ``collect --budget`` keeps for ending a run (restoring clocks, closing the device and the dataset)
+BUDGET_RESERVE_S = 2.0
+#: bytes of host memory that keep the initial contents of recently packed kernel buffers for the next packing
+HOST_FILL_CACHE_BYTES = 8 << 30
 #: seconds the language server waits after an edit before analysing (a newer edit restarts the wait)
 LSP_DEBOUNCE_S = 0.4
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from ptxstatic.cli import options
+from ptxstatic.collect.measure import EXTRA_REPEATS, POWER_PRECISION, REPEATS
 from ptxstatic.gpu.open import DEVICES
 from ptxstatic.limits import DEVICE_CALL_TIMEOUT_S
 
@@ -26,7 +27,13 @@ from ptxstatic.limits import DEVICE_CALL_TIMEOUT_S
 @click.option("--arch", metavar="sm_XX", help="Compile for this architecture [default: the device's].")
 @click.option("--timeout", "timeout_s", default=DEVICE_CALL_TIMEOUT_S, show_default=True,
               help="Seconds a single device call may take before the kernel is taken to hang.")
-@click.option("--jobs", "-j", type=int, help="Parallel nvcc processes [default: CPU count].")
+@click.option("--jobs", "-j", type=int, help="Parallel source preparations (nvcc, ptxas) [default: CPU count].")
+@click.option("--budget", "budget_s", type=float, metavar="SECONDS",
+              help="Finish within this many seconds: the most important samples first, each started only when it "
+                   "is expected to end in time; rerun to continue.")
+@click.option("--power-precision", type=float, default=POWER_PRECISION, show_default=True, metavar="FRACTION",
+              help=f"Repeat a sample's loop until {REPEATS} repeats agree on power within this fraction (at most "
+                   f"{REPEATS + EXTRA_REPEATS} repeats).")
 @click.option("--counters", is_flag=True,
               help="Instead of time and power: run each launch once under Nsight Compute (ncu, clocks left as they "
                    "are) and keep its memory counters and duration in the dataset's collect_counters table.")
@@ -35,15 +42,20 @@ from ptxstatic.limits import DEVICE_CALL_TIMEOUT_S
 @options.output_format("text", "json")
 def collect(manifest: str, db: str, gpu_name: str, device: str, device_index: int, clocks: str | None,
             repeat_seconds: float | None, only: str | None, retry_failed: bool, arch: str | None, timeout_s: float,
-            jobs: int | None, counters: bool, counters_budget: float, fmt: str) -> None:
+            jobs: int | None, budget_s: float | None, power_precision: float, counters: bool, counters_budget: float,
+            fmt: str) -> None:
     """Measure time, power and energy of every benchmark launch in MANIFEST on a GPU into DATASET.
 
-    Per sample: one instrumented run for block counts and features (first time per launch), a timed
-    warm-up, then at least --repeat-seconds of launches timed with CUDA events, with the board's energy
-    counter read around the loop and power, clocks, temperature and throttle reasons sampled during it.
-    Every sample is committed on its own; rerunning the same command resumes where a run stopped. Prints
-    what this run wrote and the statistics of the GPU's samples in the dataset.
+    Once per run the board is probed: how often its energy counter updates and how long its power reading
+    takes to follow a kernel. Per sample: one instrumented run for block counts and features (first time
+    per launch), a timed warm-up, then repeats of launches timed with CUDA events (at least --repeat-seconds
+    together) until their power agrees, the board traced throughout; the power comes from the energy counter
+    between its updates. Every sample is committed on its own; rerunning the same command resumes where a
+    run stopped. Prints what this run wrote and the statistics of the GPU's samples in the dataset.
     """
+    import time
+
+    started = time.monotonic()
     import signal
     from pathlib import Path
 
@@ -64,7 +76,7 @@ def collect(manifest: str, db: str, gpu_name: str, device: str, device_index: in
         _counters(manifest, db, gpu_name, device, arch, only, counters_budget, jobs, fmt)
         return
     opts = CollectOptions(Path(manifest), Path(db), gpu_name, device, device_index, clocks, repeat_seconds, only,
-                          retry_failed, arch, timeout_s, jobs)
+                          retry_failed, arch, timeout_s, jobs, budget_s, power_precision, started)
     with Progress(prefix="collect: ") as ui:
         try:
             summary = run_collect(opts, ui)

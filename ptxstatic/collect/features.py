@@ -1,8 +1,9 @@
 """Block counts of one launch from an instrumented run on the device, and the features they give.
 
-The module is instrumented once (:func:`ptxstatic.counts.instrument`); each launch runs the instrumented
-kernel once on the device, reads the counter array back and folds it into
-:class:`~ptxstatic.block_counts.BlockCounts` (:func:`ptxstatic.counts.measured.block_counts`). The features are
+The module is instrumented and loaded once per run (:func:`ptxstatic.counts.instrument`); each launch runs the
+instrumented kernel once on the device, reads the counter array back and folds what this run added to it
+into :class:`~ptxstatic.block_counts.BlockCounts` (:func:`ptxstatic.counts.measured.block_counts`). The
+features are
 
 * the per-thread executed mix in the form the tree models read
   (:func:`ptxstatic.features.sequence_features.features_from_sequence` of every block's instructions weighted by its
@@ -61,12 +62,19 @@ def loaded(gpu: Gpu, ptx: str, kernel: str, launch: Launch) -> Iterator[tuple[in
             gpu.unload(module)
 
 
-def count_blocks(gpu: Gpu, instrumented: Instrumented, kernel: str, launch: Launch) -> BlockCounts:
-    """Run the instrumented kernel once and fold its counters."""
-    with loaded(gpu, instrumented.text, kernel, launch) as (module, prepared):
+def count_blocks(gpu: Gpu, module: int, instrumented: Instrumented, kernel: str, launch: Launch,
+                 before: np.ndarray | None) -> tuple[BlockCounts, np.ndarray]:
+    """Run the instrumented kernel of the loaded ``module`` once and fold what the run added to its counters
+    (``before``: the counters after the module's previous run, None for its first); the counters now."""
+    prepared = gpu.prepare(module, kernel, launch)
+    try:
         gpu.run(prepared)
-        raw = np.frombuffer(gpu.read_global(module, instrumented.counters.symbol), np.uint64)
-    return block_counts(instrumented.counters, [int(x) for x in raw], kernel, launch)
+        raw = np.frombuffer(gpu.read_global(module, instrumented.counters.symbol), np.uint64).copy()
+    finally:
+        with quietly():
+            gpu.release(prepared)
+    added = raw - before if before is not None else raw
+    return block_counts(instrumented.counters, [int(x) for x in added], kernel, launch), raw
 
 
 def executed_runs(module: Module, counts: BlockCounts) -> list[Run]:

@@ -1,39 +1,61 @@
 """``ptxstatic collect``: measure every (benchmark, launch, clock setting) of a manifest into a dataset.
 
-For each sample not yet in the dataset: count blocks with one instrumented run (first time per launch),
-time the uninstrumented kernel and measure its energy (:mod:`ptxstatic.collect.measure`), and write
-everything in one transaction (:mod:`ptxstatic.dataset.samples`). A kernel that faults or is rejected is
-recorded as failed and the run goes on (after restarting the device's worker when the fault is sticky).
-Clocks change only under ``--clocks`` (:mod:`ptxstatic.collect.clock_settings`).
+Samples go in priority order (:mod:`ptxstatic.collect.plan`). Sources compile, parse and instrument on
+worker threads in the order the samples need them (:mod:`ptxstatic.collect.sources`), and each module and
+its instrumented copy is loaded on the device once per run. Before the first sample the board is probed
+(how often its energy counter updates, how long its power reading takes to follow a kernel). For each
+sample not yet in the dataset: count blocks with one instrumented run (first time per launch), time the
+uninstrumented kernel and measure its power until repeats agree (:mod:`ptxstatic.collect.measure`), and
+write everything in one transaction (:mod:`ptxstatic.dataset.samples`). A kernel that faults or is
+rejected is recorded as failed and the run goes on (after restarting the device's worker when the fault is
+sticky). Under a budget, a sample starts only when it is expected to end in time. Clocks change only under
+``--clocks`` (:mod:`ptxstatic.collect.clock_settings`).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import math
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+import numpy as np
+
 from ptxstatic.collect.clock_settings import ClockGuard, Pair, parse_clocks, repair, setting_name, snap
-from ptxstatic.collect.compile import CompiledSource, compile_all
-from ptxstatic.collect.features import count_blocks, kernel_record, loaded
+from ptxstatic.collect.compile import CompiledSource
+from ptxstatic.collect.features import count_blocks, kernel_record, quietly
 from ptxstatic.collect.manifest import BenchSpec, LaunchSpec, Manifest, load_manifest
-from ptxstatic.collect.measure import Timing, conditions, measure
-from ptxstatic.counts.instrumentation.ptx_pass import Instrumented, instrument
+from ptxstatic.collect.measure import (
+    POWER_PRECISION,
+    PROBE_MAX_S,
+    REPEATS,
+    WARMUP_FRACTION,
+    BoardTiming,
+    Timing,
+    board_words,
+    conditions,
+    measure,
+    probe,
+)
+from ptxstatic.collect.plan import Budget, Task, ordered
+from ptxstatic.collect.sources import SourcePrep, SourceWork
 from ptxstatic.dataset.samples import KernelRecord, Sample, SampleStore, utc_now
 from ptxstatic.dataset.store import ClockConfig, DatasetStore, Measurement
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.gpu.device import Device, DeviceFault, KernelAttributes, throttle_names
 from ptxstatic.gpu.open import open_device
 from ptxstatic.hardware.occupancy import ARCHS, GpuSpec
-from ptxstatic.limits import DEVICE_CALL_TIMEOUT_S
+from ptxstatic.limits import BUDGET_RESERVE_S, DEVICE_CALL_TIMEOUT_S
 from ptxstatic.toolchain.nvcc import nvcc_version
-from ptxstatic.toolchain.ptxas import PtxasFunction, ptxas_stats
+
+#: samples after which a budgeted run says how many of the rest fit
+OUTLOOK_AFTER = 3
 
 
 class Ui(Protocol):
-    """Where collect reports: messages, and progress of a phase (compiling, measuring)."""
+    """Where collect reports: messages, and progress of a phase (measuring)."""
 
     def say(self, text: str) -> None: ...
 
@@ -74,6 +96,9 @@ class CollectOptions:
     arch: str | None = None  # default: the device's
     timeout_s: float = DEVICE_CALL_TIMEOUT_S
     jobs: int | None = None
+    budget_s: float | None = None  # stop starting samples that would not end within this many seconds
+    power_precision: float = POWER_PRECISION
+    started: float = field(default_factory=time.monotonic)  # when the budget began
 
 
 @dataclass
@@ -85,9 +110,11 @@ class Summary:
     failed: int = 0
     settings_changed: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
-
-
-Task = tuple[Pair | None, BenchSpec, int, LaunchSpec]
+    budget_s: float | None = None
+    left: int = 0  # samples the budget left for the next run
+    elapsed_s: float = 0.0
+    overhead: dict[str, float] | None = None  # per-sample overhead measured (median, high)
+    board: dict | None = None  # what the probe measured of the board
 
 
 @dataclass
@@ -100,28 +127,49 @@ class _Run:
     samples: SampleStore
     run_id: int
     arch: str
-    sources: dict[Path, CompiledSource | PtxstaticError]
+    prep: SourcePrep
     supported: list[Pair]
     summary: Summary
+    budget: Budget
     target: GpuSpec | None = None
-    _instrumented: dict[Path, Instrumented] = field(default_factory=dict)
-    _ptxas: dict[Path, dict[str, PtxasFunction] | None] = field(default_factory=dict)
+    timing: BoardTiming | None = None
+    aside_s: float = 0.0  # wall seconds of work done once per run or source (probe, waiting for a source)
+    said: set[str] = field(default_factory=set)
+    modules: dict[tuple[Path, bool], int] = field(default_factory=dict)  # (source, instrumented) -> handle
+    counters: dict[Path, np.ndarray] = field(default_factory=dict)  # counters after the last instrumented run
 
-    def ptxas(self, source: CompiledSource, say: Callable[[str], None]) -> dict[str, PtxasFunction] | None:
-        """``ptxas -v`` statistics of the source, once per run; None without ptxas or when it fails (said)."""
-        if source.path not in self._ptxas:
-            try:
-                self._ptxas[source.path] = ptxas_stats(source.ptx, self.arch)
-            except PtxstaticError as exc:
-                say(f"{source.path.name}: no register or occupancy features: {exc}")
-                self._ptxas[source.path] = None
-        return self._ptxas[source.path]
+    def module(self, path: Path, text: str, instrumented: bool) -> int:
+        """The source's module (or its instrumented copy) on the device, loaded once per run."""
+        if (path, instrumented) not in self.modules:
+            self.modules[(path, instrumented)] = self.device.gpu.load(text)
+        return self.modules[(path, instrumented)]
 
-    def instrumented(self, source: CompiledSource) -> Instrumented:
-        """The source's module with block counters, instrumented once per run."""
-        if source.path not in self._instrumented:
-            self._instrumented[source.path] = instrument(source.module, source_text=source.ptx)
-        return self._instrumented[source.path]
+    def reset(self) -> None:
+        """After a sticky fault: every handle is gone."""
+        self.device.gpu.reset()
+        self.modules.clear()
+        self.counters.clear()
+
+    def forget(self, path: Path) -> None:
+        """Unload the source's instrumented module (loaded afresh, counters at zero, when next needed)."""
+        handle = self.modules.pop((path, True), None)
+        self.counters.pop(path, None)
+        if handle is not None:
+            with quietly():
+                self.device.gpu.unload(handle)
+
+    def unload(self) -> None:
+        for handle in self.modules.values():
+            with quietly():
+                self.device.gpu.unload(handle)
+        self.modules.clear()
+
+    def nominal(self, spec: LaunchSpec) -> float:
+        """Board seconds a sample of ``spec`` asks for (the probe's longest, before the board is probed)."""
+        seconds = self.opts.repeat_seconds or spec.min_seconds
+        if self.timing is None:
+            return seconds * (1 + WARMUP_FRACTION) + PROBE_MAX_S
+        return REPEATS * self.timing.repeat_seconds(seconds, self.opts.power_precision) + WARMUP_FRACTION * seconds
 
     def label(self, bench: BenchSpec) -> str:
         base = self.manifest.path.resolve().parent
@@ -138,6 +186,10 @@ def collect(opts: CollectOptions, ui: Ui | None = None) -> Summary:
     benches = manifest.select(opts.only)
     if opts.repeat_seconds is not None and opts.repeat_seconds <= 0:
         raise PtxstaticError(f"--repeat-seconds must be positive, not {opts.repeat_seconds}")
+    if opts.budget_s is not None and opts.budget_s <= 0:
+        raise PtxstaticError(f"--budget must be positive, not {opts.budget_s}")
+    if not 0 < opts.power_precision < 1:
+        raise PtxstaticError(f"--power-precision must be a fraction between 0 and 1, not {opts.power_precision}")
     store = DatasetStore(opts.db, create=True)
     try:
         samples = SampleStore(store)
@@ -167,77 +219,93 @@ def _collect(opts: CollectOptions, ui: Ui, manifest: Manifest, benches: list[Ben
         with store.transaction():
             store.add_gpu(opts.gpu, [], description=f"{info.name} ({info.arch}), {info.driver}",
                           source="measured with ptxstatic collect")
-    done = samples.done(opts.gpu, opts.retry_failed)
-    tasks: list[Task] = [(pair, b, i, spec) for pair in pairs for b in benches for i, spec in enumerate(b.launches)
-                         if (b.name, spec.key, setting_name(pair)) not in done]
-    summary = Summary(str(opts.db), len(pairs) * sum(len(b.launches) for b in benches), 0)
+    tasks = ordered(pairs, benches, samples.done(opts.gpu, opts.retry_failed))
+    summary = Summary(str(opts.db), len(pairs) * sum(len(b.launches) for b in benches), 0, budget_s=opts.budget_s)
     summary.already = summary.total - len(tasks)
     if not tasks:
         return summary
     arch = opts.arch or info.arch
     described = {"gpu": info.__dict__, "board": board.describe(), "arch": arch, "nvcc": nvcc_version(),
                  "nvcc_flags": manifest.nvcc_flags, "repeat_seconds": opts.repeat_seconds,
-                 "clocks": opts.clocks, "notes": device.notes}
+                 "clocks": opts.clocks, "budget_s": opts.budget_s, "power_precision": opts.power_precision,
+                 "notes": device.notes}
     run_id = samples.begin_run(opts.gpu, device.kind, described, str(opts.manifest), manifest.sha256)
-    status = "interrupted"
-    with ClockGuard(board, store, info.pci_bus_id, ui.say) as guard:
-        try:
-            needed = sorted({t[1].source for t in tasks})
-            ui.phase("compiling", len(needed))
-            ui.current(f"{len(needed)} source files for {arch}")
-            sources = compile_all(needed, arch, manifest.nvcc_flags, opts.jobs, done=lambda s: ui.advance())
-            target = GpuSpec(info.name, arch, info.sms) if arch in ARCHS and info.sms else None
-            run = _Run(opts, manifest, device, samples, run_id, arch, sources, supported, summary, target)
-            ui.phase("measuring", len(tasks))
-            current: object = ()
-            for pair, bench, index, spec in tasks:
-                if pair != current:
-                    guard.apply(pair)
-                    current = pair
-                ui.current(f"{bench.name}[{index}] {setting_name(pair)}")
-                sample = _sample(run, pair, bench, index, spec, ui)
-                ui.advance()
-                summary.written += 1
-                if sample.status == "failed":
-                    summary.failed += 1
-                    summary.failures.append(f"{bench.name}[{index}] {setting_name(pair)}: {sample.error}")
-                    ui.say(f"failed: {bench.name}[{index}] {setting_name(pair)}: {sample.error}")
-            status = "finished"
-        finally:
-            summary.settings_changed = list(guard.changes)
-            samples.end_run(run_id, status, guard.changes)
+    target = GpuSpec(info.name, arch, info.sms) if arch in ARCHS and info.sms else None
+    with SourcePrep(arch, manifest.nvcc_flags, opts.jobs) as prep:
+        counting = {t[1].source for t in tasks if samples.kernel_benchmark(t[1].name, t[3].key) is None}
+        prep.submit(list(dict.fromkeys(t[1].source for t in tasks)), counting)
+        run = _Run(opts, manifest, device, samples, run_id, arch, prep, supported, summary,
+                   Budget(opts.budget_s or math.inf, opts.started), target)
+        status = "interrupted"
+        with ClockGuard(board, store, info.pci_bus_id, ui.say) as guard:
+            try:
+                status = _measure_all(run, tasks, guard, ui)
+            finally:
+                run.unload()
+                summary.settings_changed = list(guard.changes)
+                summary.elapsed_s = time.monotonic() - opts.started
+                summary.overhead = run.budget.overhead()
+                summary.board = run.timing.to_dict() if run.timing else None
+                samples.end_run(run_id, status, guard.changes, summary.board)
     return summary
+
+
+def _measure_all(run: _Run, tasks: list[Task], guard: ClockGuard, ui: Ui) -> str:
+    """Every task in order while the budget lasts: ``finished``, or ``budget`` with samples left."""
+    summary, budget = run.summary, run.budget
+    if run.opts.budget_s is not None:
+        ui.say(f"budget {run.opts.budget_s:.0f} s for {len(tasks)} samples: the middle launch of every benchmark "
+               "first (source files interleaved), then the other launches; rerun the same command to continue")
+    ui.phase("measuring", len(tasks))
+    current: object = ()
+    for i, (pair, bench, index, spec) in enumerate(tasks):
+        if not budget.fits(run.nominal(spec)):
+            summary.left = len(tasks) - i
+            ui.say(f"time budget: {summary.left} samples left for the next run ({budget.left():.0f} s left, the "
+                   f"next sample needs about {budget.estimate(run.nominal(spec)):.1f} s)")
+            return "budget"
+        if pair != current:
+            guard.apply(pair)
+            current = pair
+        ui.current(f"{bench.name}[{index}] {setting_name(pair)}")
+        sample = _sample(run, pair, bench, index, spec, ui)
+        ui.advance()
+        summary.written += 1
+        if sample.status == "failed":
+            summary.failed += 1
+            summary.failures.append(f"{bench.name}[{index}] {setting_name(pair)}: {sample.error}")
+            ui.say(f"failed: {bench.name}[{index}] {setting_name(pair)}: {sample.error}")
+        if run.opts.budget_s is not None and len(budget.overheads) == OUTLOOK_AFTER and sample.status == "ok":
+            ui.say(budget.outlook([run.nominal(t[3]) for t in tasks[i + 1:]]))
+    return "finished"
 
 
 def _sample(run: _Run, pair: Pair | None, bench: BenchSpec, index: int, spec: LaunchSpec, ui: Ui) -> Sample:
     """Measure one sample and write it (or its failure) in one transaction."""
-    gpu, board = run.device.gpu, run.device.board
+    started, aside = time.monotonic(), run.aside_s
     sample = Sample(run.opts.gpu, bench.name, spec.key, setting_name(pair), "failed", utc_now(), "",
                     benchmark_id=run.samples.kernel_benchmark(bench.name, spec.key), run_id=run.run_id)
     record: KernelRecord | None = None
     timing: Timing | None = None
     try:
-        source = run.sources[bench.source]
-        if isinstance(source, PtxstaticError):
-            raise source
+        waiting = time.monotonic()
+        work = run.prep.get(bench.source)
+        run.aside_s += time.monotonic() - waiting
+        for note in work.notes:
+            if note not in run.said:
+                run.said.add(note)
+                ui.say(note)
+        source = work.compiled
         if bench.kernel not in source.kernel_names():
             raise PtxstaticError(f"{bench.source.name}: no kernel named {bench.kernel!r} (kernels: "
                                  f"{', '.join(source.kernel_names()) or 'none'})")
-        counts = None
         if sample.benchmark_id is None:
-            counts = count_blocks(gpu, run.instrumented(source), bench.kernel, spec.launch)
-        with loaded(gpu, source.ptx, bench.kernel, spec.launch) as (_, prepared):
-            attributes = gpu.attributes(prepared)
-            _attributes(sample, attributes)
-            if counts is not None:
-                record = kernel_record(source, bench.kernel, counts, run.target, run.ptxas(source, ui.say),
-                                       run.label(bench))
-            seconds = run.opts.repeat_seconds or spec.min_seconds
-            timing = measure(gpu, board, prepared, spec.repeats, seconds)
+            record = _record(run, work, bench, spec)
+        timing = _timed(run, sample, source, bench, spec, ui)
     except DeviceFault as exc:
         sample.error = str(exc)
         if exc.sticky:
-            gpu.reset()
+            run.reset()
     except PtxstaticError as exc:
         sample.error = str(exc)
     except Exception as exc:  # a defect met by one kernel must not end a long run: recorded, reported, skipped
@@ -245,9 +313,51 @@ def _sample(run: _Run, pair: Pair | None, bench: BenchSpec, index: int, spec: La
     config = measurement = None
     if timing is not None:
         config, measurement = _fill(run, sample, pair, timing)
-    sample.finished_at = utc_now()
+    def spent() -> float:
+        return time.monotonic() - started - (run.aside_s - aside)
+
+    sample.finished_at, sample.wall_s = utc_now(), spent()
+    if timing is not None:
+        sample.overhead_s = sample.wall_s - timing.loop_wall_s
     run.samples.write(sample, run.manifest.suite, index, record, config, measurement)
+    if timing is not None:  # the transaction is the sample's cost too
+        run.budget.record(spent(), timing.loop_wall_s, timing.measured_s, run.nominal(spec))
     return sample
+
+
+def _record(run: _Run, work: SourceWork, bench: BenchSpec, spec: LaunchSpec) -> KernelRecord:
+    """Block counts from the instrumented kernel (its module loaded once per run) and the features they give."""
+    assert work.instrumented is not None, "a source with launches to count is instrumented"
+    path = bench.source
+    module = run.module(path, work.instrumented.text, True)
+    try:
+        counts, run.counters[path] = count_blocks(run.device.gpu, module, work.instrumented, bench.kernel,
+                                                  spec.launch, run.counters.get(path))
+    except BaseException:  # its counters may have moved unread: the next count starts from a fresh module
+        run.forget(path)
+        raise
+    return kernel_record(work.compiled, bench.kernel, counts, run.target, work.ptxas, run.label(bench))
+
+
+def _timed(run: _Run, sample: Sample, source: CompiledSource, bench: BenchSpec, spec: LaunchSpec, ui: Ui) -> Timing:
+    """The kernel's attributes into ``sample``, and its measurement (the board probed first, once per run)."""
+    gpu, board = run.device.gpu, run.device.board
+    prepared = gpu.prepare(run.module(bench.source, source.ptx, False), bench.kernel, spec.launch)
+    try:
+        _attributes(sample, gpu.attributes(prepared))
+        seconds = run.opts.repeat_seconds or spec.min_seconds
+        if run.timing is None:
+            t = time.monotonic()
+            run.timing = probe(gpu, board, prepared, spec.repeats, seconds)
+            run.aside_s += time.monotonic() - t
+            ui.say(f"board: {board_words(run.timing.to_dict())}; samples of {REPEATS} or more repeats of "
+                   f"{run.timing.repeat_seconds(seconds, run.opts.power_precision):.3f} s")
+        deadline = run.budget.deadline - BUDGET_RESERVE_S
+        return measure(gpu, board, prepared, spec.repeats, seconds, run.timing, run.opts.power_precision,
+                       deadline if math.isfinite(deadline) else None)
+    finally:
+        with quietly():
+            gpu.release(prepared)
 
 
 def _attributes(sample: Sample, attributes: KernelAttributes) -> None:
@@ -276,6 +386,12 @@ def _fill(run: _Run, sample: Sample, pair: Pair | None, timing: Timing) -> tuple
     sample.loop_s, sample.energy_mj, sample.power_w = timing.loop_s, timing.energy_mj, timing.power_w
     sample.power_source, sample.sampled_power_w = timing.power_source, timing.sampled_power_w
     sample.power_samples = timing.power_samples
+    sample.power_repeats, sample.power_repeat_spread = timing.repeats, timing.repeat_spread
+    sample.power_steady, sample.power_warmup_s = int(timing.steady), timing.warmup_s
+    sample.power_resolution, sample.counter_updates = timing.resolution, timing.counter_updates
+    sample.power_trust, sample.measured_s = timing.trust, timing.measured_s
+    assert run.timing is not None, "the board is probed before the first measurement"
+    sample.counter_period_s, sample.power_window_s = run.timing.period_s, run.timing.window_s
     sample.sm_clock_mhz, sample.sm_clock_min_mhz = cond.sm_clock_mhz, cond.sm_clock_min_mhz
     sample.sm_clock_max_mhz, sample.mem_clock_mhz = cond.sm_clock_max_mhz, cond.mem_clock_mhz
     sample.temperature_c, sample.temperature_max_c = cond.temperature_c, cond.temperature_max_c

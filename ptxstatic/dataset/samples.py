@@ -6,11 +6,17 @@ counts its features came from; ``collect_samples`` has one row per (GPU, benchma
 with everything measured, or the error when it failed. Every sample is written in one transaction together
 with its store rows (benchmark, kernel, features, clock configuration, measurement), so that an interrupted
 run loses nothing it had finished and a restarted run skips exactly those samples.
+
+The collect tables have their own version (``meta`` key ``collect_schema_version``). Version 2 added the
+columns of :data:`ADDED` to ``collect_samples`` (how far the power can be trusted, what the sample cost);
+opening a dataset for writing adds them (NULL in the rows measured before), and the readers here take a
+version-1 dataset as it is, so that read-only datasets of either version load.
 """
 
 from __future__ import annotations
 
 import json
+import sqlite3
 import statistics
 from dataclasses import asdict, dataclass, fields
 from datetime import UTC, datetime
@@ -45,6 +51,13 @@ CREATE TABLE IF NOT EXISTS collect_samples (
     UNIQUE (gpu, benchmark, launch, setting)
 );
 """
+#: columns of ``collect_samples`` added in version 2 of the collect tables, in order
+ADDED = {
+    "power_repeats": "INTEGER", "power_repeat_spread": "REAL", "power_steady": "INTEGER", "power_warmup_s": "REAL",
+    "power_resolution": "REAL", "counter_period_s": "REAL", "counter_updates": "INTEGER", "power_window_s": "REAL",
+    "power_trust": "TEXT", "measured_s": "REAL", "wall_s": "REAL", "overhead_s": "REAL",
+}
+SCHEMA_KEY, SCHEMA_VERSION = "collect_schema_version", 2
 DEFAULT_SETTING = "default"
 
 
@@ -105,6 +118,18 @@ class Sample:
     local_bytes: int | None = None
     warnings: str = "[]"
     run_id: int | None = None
+    power_repeats: int | None = None  # repeats the power comes from
+    power_repeat_spread: float | None = None  # (max - min) / mean of their power
+    power_steady: int | None = None  # 1: they agreed within the run's precision; 0: the cap came first
+    power_warmup_s: float | None = None  # board seconds of warm-up before them
+    power_resolution: float | None = None  # relative bound on the power's error from the counter's timing
+    counter_period_s: float | None = None  # the energy counter's update period, measured on the board
+    counter_updates: int | None = None  # counter updates the power spans
+    power_window_s: float | None = None  # the board's power-averaging window, measured (None: not observed)
+    power_trust: str | None = None  # which reading the power is, and why
+    measured_s: float | None = None  # board seconds of every timed loop of the sample
+    wall_s: float | None = None  # wall seconds spent on the sample (not the board probe nor waiting for its source)
+    overhead_s: float | None = None  # of those, the seconds outside the device's timed loops
 
 
 SAMPLE_COLUMNS = [f.name for f in fields(Sample)]
@@ -118,6 +143,11 @@ class SampleStore:
         self.db = store.db
         with store.transaction():
             self.db.executescript(SCHEMA)
+            have = columns(self.db, "collect_samples")
+            for name, kind in ADDED.items():
+                if name not in have:
+                    self.db.execute(f"ALTER TABLE collect_samples ADD COLUMN {name} {kind}")
+            store.set_meta(SCHEMA_KEY, str(SCHEMA_VERSION))
 
     # ------------------------------------------------------------------------------------------ runs
     def begin_run(self, gpu: str, device: str, info: dict, manifest: str, manifest_sha256: str) -> int:
@@ -130,14 +160,18 @@ class SampleStore:
                 (utc_now(), gpu, device, json.dumps(info, sort_keys=True), manifest, manifest_sha256),
             ).lastrowid)
 
-    def end_run(self, run_id: int, status: str, settings_changed: list[str]) -> None:
+    def end_run(self, run_id: int, status: str, settings_changed: list[str], board: dict | None = None) -> None:
+        """The run's outcome (``finished``, ``budget``: stopped with samples left, ``interrupted``); ``board``
+        (what the run measured of the board) joins its ``info``."""
         with self.store.transaction():
+            (info,) = self.db.execute("SELECT info FROM collect_runs WHERE id = ?", (run_id,)).fetchone()
             self.db.execute(
-                "UPDATE collect_runs SET finished_at = ?, status = ?, settings_changed = ?, "
+                "UPDATE collect_runs SET finished_at = ?, status = ?, settings_changed = ?, info = ?, "
                 "written = (SELECT COUNT(*) FROM collect_samples WHERE run_id = ?), "
                 "failed = (SELECT COUNT(*) FROM collect_samples WHERE run_id = ? AND status = 'failed') "
                 "WHERE id = ?",
-                (utc_now(), status, json.dumps(settings_changed), run_id, run_id, run_id),
+                (utc_now(), status, json.dumps(settings_changed),
+                 json.dumps(json.loads(info) | {"board_timing": board}, sort_keys=True), run_id, run_id, run_id),
             )
 
     # --------------------------------------------------------------------------------------- lookups
@@ -209,30 +243,44 @@ def _spread(values: list[float]) -> dict[str, float] | None:
     return {"min": min(values), "median": statistics.median(values), "max": max(values)} if values else None
 
 
+def columns(db: sqlite3.Connection, table: str) -> set[str]:
+    """The columns a table of this dataset has (a version-1 dataset lacks :data:`ADDED`)."""
+    return {r[1] for r in db.execute(f"PRAGMA table_info({table})")}
+
+
 def dataset_stats(store: DatasetStore, gpu: str, limiting: int) -> dict:
     """What the collect tables hold for ``gpu``: sample outcomes, kernels, clocks, value ranges, quality."""
     db = store.db
-    ok = db.execute("SELECT benchmark, launch, setting, f_mem, f_core, time_ms, power_w, time_mad_ms, "
-                    "time_median_ms, power_source, throttle_reasons, warnings, loop_s FROM collect_samples "
-                    "WHERE gpu = ? AND status = 'ok'", (gpu,)).fetchall()
+    have = columns(db, "collect_samples")
+    wanted = ["benchmark", "launch", "setting", "f_mem", "f_core", "time_ms", "power_w", "time_mad_ms",
+              "time_median_ms", "power_source", "throttle_reasons", "warnings", "loop_s", "power_steady",
+              "power_repeat_spread", "power_resolution", "overhead_s"]
+    select = ", ".join(c if c in have else f"NULL AS {c}" for c in wanted)
+    ok = [dict(zip(wanted, r)) for r in db.execute(
+        f"SELECT {select} FROM collect_samples WHERE gpu = ? AND status = 'ok'", (gpu,))]
     failed = db.execute("SELECT COUNT(*) FROM collect_samples WHERE gpu = ? AND status = 'failed'", (gpu,)).fetchone()
     clocks: dict[str, int] = {}
     sources: dict[str, int] = {}
     for r in ok:
-        key = f"{r[3]}:{r[4]}"
+        key = f"{r['f_mem']}:{r['f_core']}"
         clocks[key] = clocks.get(key, 0) + 1
-        sources[r[9]] = sources.get(r[9], 0) + 1
+        sources[r["power_source"]] = sources.get(r["power_source"], 0) + 1
+    steady = [r["power_steady"] for r in ok]
     return {
         "gpu": gpu,
         "samples_ok": len(ok), "samples_failed": int(failed[0]),
-        "benchmarks": len({r[0] for r in ok}), "launches": len({(r[0], r[1]) for r in ok}),
-        "settings": sorted({r[2] for r in ok}),
+        "benchmarks": len({r["benchmark"] for r in ok}), "launches": len({(r["benchmark"], r["launch"]) for r in ok}),
+        "settings": sorted({r["setting"] for r in ok}),
         "clock_configs": dict(sorted(clocks.items())),
-        "time_ms": _spread([r[5] for r in ok]), "power_w": _spread([r[6] for r in ok]),
-        "energy_per_launch_mj": _spread([r[5] * r[6] for r in ok]),
-        "time_relative_mad": _spread([r[7] / r[8] for r in ok if r[8]]),
+        "time_ms": _spread([r["time_ms"] for r in ok]), "power_w": _spread([r["power_w"] for r in ok]),
+        "energy_per_launch_mj": _spread([r["time_ms"] * r["power_w"] for r in ok]),
+        "time_relative_mad": _spread([r["time_mad_ms"] / r["time_median_ms"] for r in ok if r["time_median_ms"]]),
         "power_source": sources,
-        "throttled_samples": sum(1 for r in ok if (r[10] or 0) & limiting),
-        "samples_with_warnings": sum(1 for r in ok if json.loads(r[11])),
-        "measured_seconds": sum(r[12] or 0.0 for r in ok),
+        "power_steady": {"steady": steady.count(1), "not_steady": steady.count(0), "unknown": steady.count(None)},
+        "power_repeat_spread": _spread([r["power_repeat_spread"] for r in ok if r["power_repeat_spread"] is not None]),
+        "power_resolution": _spread([r["power_resolution"] for r in ok if r["power_resolution"] is not None]),
+        "overhead_s": _spread([r["overhead_s"] for r in ok if r["overhead_s"] is not None]),
+        "throttled_samples": sum(1 for r in ok if (r["throttle_reasons"] or 0) & limiting),
+        "samples_with_warnings": sum(1 for r in ok if json.loads(r["warnings"])),
+        "measured_seconds": sum(r["loop_s"] or 0.0 for r in ok),
     }

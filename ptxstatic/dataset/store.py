@@ -109,7 +109,8 @@ class Kernel:
 
 
 class DatasetStore:
-    """A dataset in one SQLite file (WAL journal); ``":memory:"`` gives a throw-away store."""
+    """A dataset in one SQLite file (WAL journal, set by the writers, which open it with ``create``: opening a
+    dataset to read it does not change the file); ``":memory:"`` gives a throw-away store."""
 
     def __init__(self, path: str | Path, *, create: bool = False) -> None:
         self.path = str(path)
@@ -118,9 +119,9 @@ class DatasetStore:
         try:
             self.db = sqlite3.connect(self.path)
             self.db.execute("PRAGMA foreign_keys = ON")
-            if self.path != ":memory:":
-                self.db.execute("PRAGMA journal_mode = WAL")
-            if create:
+            if create:  # a writer's file is WAL (set in the file); a reader leaves the file's bytes as they are
+                if self.path != ":memory:":
+                    self.db.execute("PRAGMA journal_mode = WAL")
                 self.db.executescript(_SCHEMA)
                 self.db.execute(
                     "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)

@@ -2,8 +2,9 @@
 
 Two small protocols. :class:`Gpu` is the compute side (the CUDA driver): load PTX, prepare a launch
 (allocate and fill its buffers), run it once, read a module variable, and time repeated launches with
-events. :class:`Board` is the management side (NVML): the total-energy counter, power, clocks,
-temperature and throttle reasons, and application-clock control for explicit clock sweeps.
+events. :class:`Board` is the management side (NVML): a trace of the board read at a fixed interval (the
+total-energy counter, power, clocks, temperature and throttle reasons, each reading stamped on the board's
+clock), and application-clock control for explicit clock sweeps.
 
 Implementations: ``cuda`` (:mod:`ptxstatic.gpu.cuda` in a worker process, :mod:`ptxstatic.gpu.worker`, and
 :mod:`ptxstatic.gpu.nvml`) and ``fake`` (:mod:`ptxstatic.gpu.fake`, a deterministic stand-in for tests that
@@ -27,6 +28,8 @@ THROTTLE_REASONS = {
 }
 #: reasons that mean the clocks were held below what was asked for (power, thermal, hardware slowdowns)
 LIMITING = 0x4 | 0x8 | 0x20 | 0x40 | 0x80
+#: seconds between a trace's full readings (power, clocks, temperature, throttle reasons)
+FULL_READING_S = 0.02
 
 
 def throttle_names(mask: int) -> list[str]:
@@ -57,14 +60,16 @@ class GpuInfo:
 
 @dataclass(frozen=True)
 class Telemetry:
-    """One reading of the board; None where the board does not report the quantity."""
+    """One reading of the board; None where the board does not report the quantity (or a reading of the
+    energy counter alone did not read it)."""
 
     t: float  # seconds on the board's clock (Board.now)
-    power_w: float | None
+    power_w: float | None  # the board's power reading (averaged by the board over its own window)
     sm_clock_mhz: int | None
     mem_clock_mhz: int | None
     temperature_c: int | None
     throttle: int = 0  # bit mask of clock throttle (clocks-event) reasons
+    energy_mj: float | None = None  # the total-energy counter (None: the board has none)
 
 
 @dataclass(frozen=True)
@@ -140,10 +145,15 @@ class Board(Protocol):
     def now(self) -> float:
         """Seconds on the clock that energy readings refer to."""
 
-    def energy_mj(self) -> float | None:
-        """The total-energy counter in millijoules, None when the board has none."""
+    def start_trace(self, interval_s: float) -> None:
+        """Begin reading the board every ``interval_s`` seconds: the energy counter at every reading, power,
+        clocks, temperature and throttle reasons at least every :data:`FULL_READING_S`."""
 
-    def telemetry(self) -> Telemetry: ...
+    def trace(self) -> list[Telemetry]:
+        """Every reading since :meth:`start_trace`, oldest first; the trace goes on."""
+
+    def stop_trace(self) -> list[Telemetry]:
+        """End the trace: every reading it took, the last one taken now."""
 
     def clock_state(self) -> ClockState: ...
 

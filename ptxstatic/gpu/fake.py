@@ -6,25 +6,36 @@ are packed by the same :class:`ptxstatic.gpu.args.KernelArgs`.
 
 It stands in for the hardware only. Kernels really run, on the project's PTX emulator
 (:func:`ptxstatic.emulator.emulate`), so instrumented kernels fill their counters and a kernel that
-traps or touches a bad address faults (stickily: every later call fails until :meth:`FakeGpu.reset`).
-Time and power are simple functions of the launch, the emulated block counts and the clocks:
+traps or touches a bad address faults (stickily: every later call fails until :meth:`FakeGpu.reset`);
+module variables keep their values from one run to the next, as on a GPU. Time and power are simple
+functions of the launch, the emulated block counts and the clocks, on a virtual clock that only timed
+loops advance:
 
 * one launch takes ``2 µs + thread instructions × 1 ps × 1755 / core MHz + buffer bytes × 0.3 ps × 2619 /
   memory MHz``; in a timed loop of three chunks or more, the first chunk takes three times as long (an
   outlier for the filter);
-* the board draws ``60 W + 200 W × min(1, warps / 512) × (core MHz / 1755)²`` while a loop runs, its energy
-  counter integrates that over the loop, and its clock is virtual (advanced by the timed launches).
+* while a loop runs, the board draws ``60 W + 200 W × min(1, warps / 512) × (core MHz / 1755)²``, reached
+  from the power of the loop before (60 W before the first) exponentially with time constant
+  ``power_tau_s``; the energy counter integrates that power but changes only every ``energy_period_s``
+  (at multiples of it on the virtual clock), and the power reading is its mean over the last
+  ``power_window_s`` (all three 0 by default: a current counter, an instantaneous reading, no ramp);
+* a trace (:meth:`FakeBoard.start_trace`) holds the readings a host polling every interval would have
+  taken, on the virtual clock.
 
 Configuration (optional): a JSON file named by ``PTXSTATIC_FAKE_DEVICE``, which also holds the board's
 settings, so that clock changes persist across processes as on a real board. Keys: ``name``, ``arch``,
-``clock_permission`` (bool), ``energy_counter`` (bool), ``wall_seconds_per_call`` (a real sleep in every
-timed loop), ``clocks`` and ``default_clocks`` (``{"mem_mhz", "core_mhz"}``), ``supported`` (pairs), and
+``clock_permission`` (bool), ``energy_counter`` (bool), ``energy_period_s``, ``power_window_s``,
+``power_tau_s``, ``wall_seconds_per_call`` (a real sleep in every timed loop, so tests can kill a run
+mid-way), ``time_scale`` (real seconds slept per virtual second of a timed loop: 1 makes loops last as long as
+on a GPU), ``clocks`` and ``default_clocks`` (``{"mem_mhz", "core_mhz"}``), ``supported`` (pairs), and
 ``changes``, a log of every settings change the fake board was asked to make.
 """
 
 from __future__ import annotations
 
+import bisect
 import json
+import math
 import os
 import time
 from dataclasses import dataclass, field
@@ -46,7 +57,8 @@ from ptxstatic.ptx.parser import parse_text
 ENV = "PTXSTATIC_FAKE_DEVICE"
 DEFAULTS: dict[str, Any] = {
     "name": "ptxstatic fake GPU", "arch": "sm_90", "clock_permission": False, "energy_counter": True,
-    "wall_seconds_per_call": 0.0, "clocks": {"mem_mhz": 2619, "core_mhz": 1755},
+    "energy_period_s": 0.0, "power_window_s": 0.0, "power_tau_s": 0.0, "wall_seconds_per_call": 0.0,
+    "time_scale": 0.0, "clocks": {"mem_mhz": 2619, "core_mhz": 1755},
     "default_clocks": {"mem_mhz": 2619, "core_mhz": 1755},
     "supported": [[2619, 1755], [2619, 1410], [2619, 1005], [1593, 1755], [1593, 1005]], "changes": [],
 }
@@ -74,16 +86,79 @@ class _Memory:
         return bytes(nbytes)
 
 
+@dataclass(frozen=True)
+class _Span:
+    """The board's power from ``t0`` to ``t1``: ``start_w`` relaxing toward ``target_w`` with time constant tau."""
+
+    t0: float
+    t1: float
+    target_w: float
+    start_w: float
+
+
+class PowerTimeline:
+    """What the fake board draws over virtual time: back-to-back spans of timed loops, idle before the first."""
+
+    def __init__(self, tau_s: float) -> None:
+        self.tau = tau_s
+        self.spans: list[_Span] = []
+        self.starts: list[float] = []
+        self.energy_at_start: list[float] = []  # joules from time 0 to each span's start
+
+    def _level(self, span: _Span, t: float) -> float:
+        if self.tau <= 0:
+            return span.target_w
+        return span.target_w + (span.start_w - span.target_w) * math.exp(-(t - span.t0) / self.tau)
+
+    def _integral(self, span: _Span, t: float) -> float:
+        """Joules from the span's start to ``t``."""
+        dt = t - span.t0
+        if self.tau <= 0:
+            return span.target_w * dt
+        return span.target_w * dt + (span.start_w - span.target_w) * self.tau * (1 - math.exp(-dt / self.tau))
+
+    def run(self, t0: float, seconds: float, target_w: float) -> None:
+        """A loop drawing ``target_w`` (once reached) from ``t0`` for ``seconds``."""
+        start = self._level(self.spans[-1], t0) if self.spans else IDLE_W
+        self.energy_at_start.append(self.energy_j(t0))
+        self.spans.append(_Span(t0, t0 + seconds, target_w, start))
+        self.starts.append(t0)
+
+    def _span(self, t: float) -> int:
+        return bisect.bisect_right(self.starts, t) - 1
+
+    def level(self, t: float) -> float:
+        """Watts drawn at ``t`` (the span that starts at ``t`` counts; after the last span, its final level)."""
+        i = self._span(t)
+        return IDLE_W if i < 0 else self._level(self.spans[i], min(t, self.spans[i].t1))
+
+    def energy_j(self, t: float) -> float:
+        """Joules drawn from time 0 to ``t`` (negative before 0, at idle power)."""
+        i = self._span(t)
+        if i < 0:
+            return IDLE_W * min(t, 0.0)
+        span = self.spans[i]
+        return self.energy_at_start[i] + self._integral(span, min(t, span.t1))
+
+    def mean_w(self, t: float, window: float) -> float:
+        """Mean watts over the ``window`` seconds up to ``t`` (the level at ``t`` without a window)."""
+        if window <= 0:
+            return self.level(t)
+        return (self.energy_j(t) - self.energy_j(t - window)) / window
+
+
 @dataclass
 class FakeState:
-    """The board's settings and counters, shared by the fake GPU and board."""
+    """The board's settings, virtual clock and power, shared by the fake GPU and board."""
 
     config: dict[str, Any]
     path: Path | None = None
     now: float = 0.0  # virtual seconds
-    energy_mj: float = 0.0
-    power_w: float = IDLE_W  # what the board reports: the power of the last prepared launch
     broken: str = ""  # why the context is unusable, after a fault
+    timeline: PowerTimeline = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.timeline = PowerTimeline(float(self.config["power_tau_s"]))
 
     @classmethod
     def load(cls) -> FakeState:
@@ -115,6 +190,7 @@ class _Prepared:
     kernel: str
     launch: Launch
     nbytes: int
+    power_w: float  # what the board draws while it runs
     emulation: Emulation | None = None
 
 
@@ -159,9 +235,9 @@ class FakeGpu:
         args = KernelArgs(self.memory, self.modules[module].function(kernel), launch)
         nbytes = sum(len(data) for _, data in args.buffers.values())
         warps = launch.blocks * launch.warps_per_block
-        self.state.power_w = IDLE_W + DYNAMIC_W * min(1.0, warps / 512) * (self.state.core / 1755) ** 2
+        power = IDLE_W + DYNAMIC_W * min(1.0, warps / 512) * (self.state.core / 1755) ** 2
         h = self._handle()
-        self.prepared[h] = _Prepared(module, kernel, launch, nbytes)
+        self.prepared[h] = _Prepared(module, kernel, launch, nbytes, power)
         return h
 
     def release(self, prepared: int) -> None:
@@ -174,7 +250,8 @@ class FakeGpu:
         self._alive()
         p = self.prepared[prepared]
         try:
-            p.emulation = emulate(self.modules[p.module], p.kernel, p.launch, max_steps=FAKE_DEVICE_MAX_STEPS)
+            p.emulation = emulate(self.modules[p.module], p.kernel, p.launch, max_steps=FAKE_DEVICE_MAX_STEPS,
+                                  symbols=self.globals[p.module])
         except PtxstaticError as exc:
             self.state.broken = str(exc)
             raise DeviceFault(f"kernel fault: {exc}") from None
@@ -207,9 +284,10 @@ class FakeGpu:
         chunk_ms = self.launch_seconds(p) * per_chunk * 1e3
         times = [chunk_ms * (3.0 if c == 0 and chunks >= 3 else 1.0) for c in range(chunks)]
         seconds = sum(times) / 1e3
+        self.state.timeline.run(self.state.now, seconds, p.power_w)
         self.state.now += seconds
-        self.state.energy_mj += self.state.power_w * seconds * 1e3
-        time.sleep(float(self.state.config["wall_seconds_per_call"]))
+        config = self.state.config
+        time.sleep(float(config["wall_seconds_per_call"]) + float(config["time_scale"]) * seconds)
         return times
 
     def reset(self) -> None:
@@ -227,19 +305,45 @@ class FakeBoard:
     """:class:`ptxstatic.gpu.device.Board` of the fake GPU."""
 
     state: FakeState
+    _trace: list[Telemetry] = field(default_factory=list)
+    _trace_from: float | None = None
+    _trace_every: float = 0.0
 
     def describe(self) -> dict:
-        return {"fake": True, "energy_counter": bool(self.state.config["energy_counter"])}
+        config = self.state.config
+        return {"fake": True, "energy_counter": bool(config["energy_counter"]),
+                **{k: float(config[k]) for k in ("energy_period_s", "power_window_s", "power_tau_s")}}
 
     def now(self) -> float:
         return self.state.now
 
-    def energy_mj(self) -> float | None:
-        return self.state.energy_mj if self.state.config["energy_counter"] else None
+    def _energy_mj(self, t: float) -> float | None:
+        """The counter at ``t``: the energy drawn up to its last update."""
+        if not self.state.config["energy_counter"]:
+            return None
+        period = float(self.state.config["energy_period_s"])
+        updated = math.floor(t / period + 1e-9) * period if period > 0 else t
+        return self.state.timeline.energy_j(updated) * 1e3
 
-    def telemetry(self) -> Telemetry:
-        temperature = int(30 + self.state.power_w / 10)
-        return Telemetry(self.state.now, self.state.power_w, self.state.core, self.state.mem, temperature, 0)
+    def _reading(self, t: float) -> Telemetry:
+        power = self.state.timeline.mean_w(t, float(self.state.config["power_window_s"]))
+        return Telemetry(t, power, self.state.core, self.state.mem, int(30 + power / 10), 0, self._energy_mj(t))
+
+    def start_trace(self, interval_s: float) -> None:
+        self._trace, self._trace_from, self._trace_every = [], self.state.now, interval_s
+
+    def trace(self) -> list[Telemetry]:
+        assert self._trace_from is not None, "no trace started"
+        n = math.floor((self.state.now - self._trace_from) / self._trace_every + 1e-9)
+        self._trace += [self._reading(self._trace_from + k * self._trace_every) for k in range(len(self._trace), n + 1)]
+        return list(self._trace)
+
+    def stop_trace(self) -> list[Telemetry]:
+        readings = self.trace()
+        if readings[-1].t < self.state.now:
+            readings.append(self._reading(self.state.now))
+        self._trace_from = None
+        return readings
 
     def clock_state(self) -> ClockState:
         c, d = self.state.config["clocks"], self.state.config["default_clocks"]

@@ -1,19 +1,21 @@
 """The management side of a real GPU through NVML (``nvidia-ml-py``, imported lazily).
 
 Reads the total-energy counter, power, SM and memory clocks, temperature and clocks-event (throttle)
-reasons, and, for explicit clock sweeps only, sets and restores applications clocks. Nothing here changes
-a setting unless :meth:`NvmlBoard.set_clocks` or :meth:`NvmlBoard.restore_clocks` is called.
+reasons, on a thread for a trace (:class:`Poller`), and, for explicit clock sweeps only, sets and restores
+applications clocks. Nothing here changes a setting unless :meth:`NvmlBoard.set_clocks` or
+:meth:`NvmlBoard.restore_clocks` is called.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from ptxstatic.errors import PtxstaticError
-from ptxstatic.gpu.device import ClockState, Telemetry
+from ptxstatic.gpu.device import FULL_READING_S, ClockState, Telemetry
 
 T = TypeVar("T")
 NO_NVML = "NVML is not available"
@@ -25,6 +27,42 @@ def _nvml() -> Any:
     except ImportError:
         raise PtxstaticError(f"{NO_NVML}: install nvidia-ml-py (pip install 'ptxstatic[gpu]')") from None
     return pynvml
+
+
+class Poller:
+    """Reads a board on a thread every ``interval`` seconds until :meth:`stop`: ``quick`` (the energy counter
+    alone) at every reading, ``full`` (everything) every :data:`FULL_READING_S` and at the first and last."""
+
+    def __init__(self, quick: Callable[[], Telemetry], full: Callable[[], Telemetry], interval: float) -> None:
+        self.quick, self.full, self.interval = quick, full, interval
+        self.readings: list[Telemetry] = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True, name="ptxstatic-board-trace")
+        self._thread.start()
+
+    def _loop(self) -> None:
+        last_full = -FULL_READING_S
+        while True:
+            now = time.monotonic()
+            if now - last_full >= FULL_READING_S:
+                reading, last_full = self.full(), now
+            else:
+                reading = self.quick()
+            with self._lock:
+                self.readings.append(reading)
+            if self._stop.wait(self.interval):
+                return
+
+    def snapshot(self) -> list[Telemetry]:
+        with self._lock:
+            return list(self.readings)
+
+    def stop(self) -> list[Telemetry]:
+        self._stop.set()
+        self._thread.join()
+        self.readings.append(self.full())
+        return self.readings
 
 
 class NvmlBoard:
@@ -42,6 +80,7 @@ class NvmlBoard:
             nv.nvmlShutdown()
             raise PtxstaticError(f"NVML cannot open the GPU at PCI {pci_bus_id}: {exc}") from None
         self._energy = self._optional(lambda: nv.nvmlDeviceGetTotalEnergyConsumption(self.handle)) is not None
+        self._poller: Poller | None = None
 
     def _optional(self, read: Callable[[], T]) -> T | None:
         """A reading, or None when the GPU or driver does not support it."""
@@ -65,23 +104,43 @@ class NvmlBoard:
     def now(self) -> float:
         return time.monotonic()
 
-    def energy_mj(self) -> float | None:
+    def _energy_mj(self) -> float | None:
+        """The total-energy counter in millijoules, None when the board has none."""
         if not self._energy:
             return None
         return float(self.nv.nvmlDeviceGetTotalEnergyConsumption(self.handle))
 
-    def telemetry(self) -> Telemetry:
+    def _quick(self) -> Telemetry:
+        """The energy counter alone, stamped with the time just after it was read."""
+        energy = self._energy_mj()
+        return Telemetry(time.monotonic(), None, None, None, None, 0, energy)
+
+    def _full(self) -> Telemetry:
         nv, h = self.nv, self.handle
+        energy = self._energy_mj()
+        t = time.monotonic()
         power = self._optional(lambda: nv.nvmlDeviceGetPowerUsage(h))
         reasons = getattr(nv, "nvmlDeviceGetCurrentClocksEventReasons", None) or \
             nv.nvmlDeviceGetCurrentClocksThrottleReasons
         return Telemetry(
-            time.monotonic(), power / 1000 if power is not None else None,
+            t, power / 1000 if power is not None else None,
             self._optional(lambda: nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_SM)),
             self._optional(lambda: nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_MEM)),
             self._optional(lambda: nv.nvmlDeviceGetTemperature(h, nv.NVML_TEMPERATURE_GPU)),
-            int(self._optional(lambda: reasons(h)) or 0),
+            int(self._optional(lambda: reasons(h)) or 0), energy,
         )
+
+    def start_trace(self, interval_s: float) -> None:
+        self._poller = Poller(self._quick, self._full, interval_s)
+
+    def trace(self) -> list[Telemetry]:
+        assert self._poller is not None, "no trace started"
+        return self._poller.snapshot()
+
+    def stop_trace(self) -> list[Telemetry]:
+        assert self._poller is not None, "no trace started"
+        readings, self._poller = self._poller.stop(), None
+        return readings
 
     def clock_state(self) -> ClockState:
         nv, h = self.nv, self.handle
@@ -132,4 +191,6 @@ class NvmlBoard:
                                  f"core {state.core_mhz} MHz: {exc}") from None
 
     def close(self) -> None:
+        if self._poller is not None:
+            self._poller.stop()
         self.nv.nvmlShutdown()

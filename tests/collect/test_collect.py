@@ -143,7 +143,7 @@ def wait_for_samples(db: Path, proc: subprocess.Popen, n: int, timeout: float = 
     raise AssertionError(f"fewer than {n} samples after {timeout} s")
 
 
-VOLATILE = {"id", "run_id", "started_at", "finished_at", "power_samples"}
+VOLATILE = {"id", "run_id", "started_at", "finished_at", "power_samples", "wall_s", "overhead_s"}
 
 
 def dataset(db: Path) -> dict[str, list]:
@@ -169,7 +169,7 @@ def dataset(db: Path) -> dict[str, list]:
 def same(a: object, b: object) -> bool:
     """Equal, floats up to rounding (the fake's energy counter and clock carry over from earlier samples)."""
     if isinstance(a, float) and isinstance(b, float):
-        return math.isclose(a, b, rel_tol=1e-9)
+        return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
         return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
     if isinstance(a, dict) and isinstance(b, dict):
@@ -214,12 +214,13 @@ def test_collect_records_every_sample(suite, tmp_path, monkeypatch):
             f: {b: float(c) for b, c in bc.items()} for f, bc in expected.items()}
 
     for (time_ms, median, chunks, kept, launches, loop_s, energy, power, source, sampled, repeats, spread,
-         m_energy) in rows(
+         m_energy, power_repeats, steady) in rows(
             db, "SELECT s.time_ms, s.time_median_ms, s.chunks, s.chunks_kept, s.launches, s.loop_s, s.energy_mj, "
-                "s.power_w, s.power_source, s.sampled_power_w, m.repeats, m.time_spread, m.energy_mj "
-                "FROM collect_samples s JOIN measurements m "
+                "s.power_w, s.power_source, s.sampled_power_w, m.repeats, m.time_spread, m.energy_mj, "
+                "s.power_repeats, s.power_steady FROM collect_samples s JOIN measurements m "
                 "ON m.benchmark_id = s.benchmark_id AND m.launch = s.launch"):
-        assert chunks >= 5 and kept == chunks - 1  # the fake's slow first chunk is the one outlier dropped
+        assert power_repeats == 3 and steady == 1  # the fake's power is steady from the start
+        assert chunks >= 15 and kept == chunks - 3  # each repeat's slow first chunk is an outlier, dropped
         assert time_ms == pytest.approx(median) and spread == 0
         assert loop_s >= 0.2 and launches == repeats
         assert source == "energy-counter" and power == pytest.approx(energy / 1e3 / loop_s)
