@@ -15,6 +15,7 @@ from ptxstatic.errors import PtxstaticError
 from ptxstatic.findings import Finding, Note, Severity
 from ptxstatic.ptx.ast import Module
 from ptxstatic.ptx.kernels import demangle
+from ptxstatic.rules.budget import Budget
 from ptxstatic.rules.catalog import all_rules
 from ptxstatic.rules.context import ModuleContext, RuleContext
 from ptxstatic.rules.registry import Rule
@@ -70,7 +71,8 @@ def _check_option(config: Config, rule: Rule, name: str, value: object) -> None:
 
 def lint_module(module: Module, config: Config, *, ptx_path: str | None = None,
                 source_root: str | Path | None = None, rules: Sequence[Rule] | None = None,
-                on_failure: Callable[[str], None] | None = None, display_names: bool = True) -> list[Finding]:
+                on_failure: Callable[[str], None] | None = None, display_names: bool = True,
+                budget: Budget | None = None) -> list[Finding]:
     """Run the selected rules on every function with a body and return the findings that survive
     ``per-file-ignores`` and suppression comments, sorted by location.
 
@@ -78,11 +80,12 @@ def lint_module(module: Module, config: Config, *, ptx_path: str | None = None,
     resolved under ``source_root``. A rule that raises on a function is reported through ``on_failure`` (one
     line) and the other rules still run; without ``on_failure`` the exception propagates. Without
     ``display_names`` the findings' ``display_name`` is the PTX name (no demangling: the compiler-style text
-    does not show it, and loading the demangler runs ``ldconfig`` in a process of its own).
+    does not show it, and loading the demangler runs ``ldconfig`` in a process of its own). Once ``budget`` is
+    spent no rule starts on a function, and what is skipped is recorded in it.
     """
     selected = [(r, *r.configured(config)) for r in (rules if rules is not None else all_rules())
                 if config.is_selected(r.code, r.opt_in)]
-    mc = ModuleContext(module, config, ptx_path, source_root)
+    mc = ModuleContext(module, config, ptx_path, source_root, budget)
     found: list[Finding] = []
     for fn in module.functions:
         if fn.body is None:
@@ -90,6 +93,9 @@ def lint_module(module: Module, config: Config, *, ptx_path: str | None = None,
         ctx = RuleContext(mc, fn)
         for rule, severity, options in selected:
             ctx.code, ctx.severity, ctx.options = rule.code, severity, options
+            if budget is not None and budget.spent():
+                budget.record(rule.code, fn.name)
+                continue
             try:
                 found.extend(rule.check(ctx))
             except Exception as exc:  # one crashing analysis must not lose the other rules' findings
