@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
-import os
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -18,13 +17,14 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from ptxstatic.config_search import SERVER_KEY, config_file
 from ptxstatic.errors import PtxstaticError, SourceError
 from ptxstatic.findings import Severity
 from ptxstatic.launch import Launch
+from ptxstatic.limits import HOOK_BUDGET_S
 
-CONFIG_NAMES = ("ptxstatic.toml", "pyproject.toml")
 KEYS = ("gpu", "select", "ignore", "per-file-ignores", "rules", "nvcc-flags", "launch", "fail-on", "exclude",
-        "extend-exclude", "build-dir", "report-system-headers")
+        "extend-exclude", "build-dir", "report-system-headers", SERVER_KEY, "hook-budget")
 #: what ``ptxstatic check`` skips unless ``exclude`` says otherwise: version control, environments, build trees
 DEFAULT_EXCLUDE = (".git", ".hg", ".svn", ".venv", "venv", ".tox", "node_modules", "__pycache__", "build",
                    "_build", "dist", "CMakeFiles")
@@ -59,6 +59,8 @@ class Config:
     extend_exclude: tuple[str, ...] = ()
     build_dir: str | None = None
     report_system_headers: bool = False
+    hook_server: bool = True
+    hook_budget: float = HOOK_BUDGET_S
 
     @property
     def root(self) -> Path | None:
@@ -147,24 +149,8 @@ def find_config(start: str | Path) -> Path | None:
 
 @lru_cache(maxsize=256)
 def _find_from(directory: Path) -> Path | None:
-    for d in (directory, *directory.parents):
-        own = d / "ptxstatic.toml"
-        if os.path.isfile(own):  # False, not an error, in a directory that cannot be read
-            return own
-        project = d / "pyproject.toml"
-        if os.path.isfile(project) and _has_tool_table(project):
-            return project
-    return None
-
-
-def _has_tool_table(path: Path) -> bool:
-    """Whether a ``pyproject.toml`` has a ``[tool.ptxstatic]`` table (a quick look; unreadable counts as
-    yes, so that the error is reported when it is loaded)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return True
-    return re.search(r"^\s*\[?\s*tool\s*\.\s*ptxstatic\b", text, re.M) is not None
+    found = config_file(str(directory))
+    return Path(found) if found is not None else None
 
 
 def config_for(path: str | Path) -> Config:
@@ -220,6 +206,15 @@ def _from_table(config: Config, table: dict[str, Any]) -> Config:
         values["nvcc_flags"] = _string(config, table, "nvcc-flags")
     if "build-dir" in table:
         values["build_dir"] = _string(config, table, "build-dir")
+    if SERVER_KEY in table:
+        if not isinstance(table[SERVER_KEY], bool):
+            raise config.error(f"{SERVER_KEY} must be true or false", SERVER_KEY)
+        values["hook_server"] = table[SERVER_KEY]
+    if "hook-budget" in table:
+        budget = table["hook-budget"]
+        if isinstance(budget, bool) or not isinstance(budget, int | float) or budget <= 0:
+            raise config.error("hook-budget must be a positive number of seconds", "hook-budget")
+        values["hook_budget"] = float(budget)
     for key in ("exclude", "extend-exclude"):
         if key in table:
             values[key.replace("-", "_")] = _strings(config, table, key)

@@ -49,6 +49,9 @@ STATIC_DATA_SAMPLE_SHARE = 0.5
 #: left are counted from their corners without proof, flagged), and the CTAs it samples from a launch of more
 #: than STATIC_MAX_THREADS threads whose control flow is not affine in the CTA index
 STATIC_CLASS_CTAS = 256
+#: CPU seconds the nvcc hook's analysis of one translation unit may take (parse and rules; the thread's CPU
+#: time): past it no rule starts and the memory rules' emulation stops, and one note says what was left undone
+HOOK_BUDGET_S = 1.0
 #: CPU seconds the static interpreter may run (``--max-seconds``; CPU, not wall-clock, so that a loaded machine
 #: gives the same counts); threads not counted by then get branch-probability frequencies
 STATIC_MAX_SECONDS = 1.5
@@ -122,6 +125,15 @@ DEVICE_START_TIMEOUT_S = 120.0
 BUDGET_RESERVE_S = 2.0
 #: bytes of host memory that keep the initial contents of recently packed kernel buffers for the next packing
 HOST_FILL_CACHE_BYTES = 8 << 30
+#: seconds the hook's analysis server stays up without a compile to serve (``PTXSTATIC_SERVER_IDLE`` sets it)
+HOOK_SERVER_IDLE_S = 600.0
+#: seconds the hook waits for the analysis server to accept a compile (nvcc runs meanwhile); past it, the
+#: hook analyses in its own process
+HOOK_SERVER_ACCEPT_S = 2.0
+#: seconds the hook waits, once nvcc has finished, for the analysis server's findings; past it, one note
+HOOK_SERVER_RESULT_S = 60.0
+#: seconds the analysis server keeps watching a temporary directory after the last compile that used it
+HOOK_WATCH_LINGER_S = 10.0
 #: seconds the language server waits after an edit before analysing (a newer edit restarts the wait)
 LSP_DEBOUNCE_S = 0.4
 

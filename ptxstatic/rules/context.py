@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # the analyses are imported when a rule first asks for one
     from ptxstatic.analysis.defuse import DefUse
     from ptxstatic.analysis.strides import StrideAnalysis
     from ptxstatic.analysis.uniformity import ThreadDependence
+    from ptxstatic.rules.budget import Budget
 
 T = TypeVar("T")
 
@@ -35,12 +36,14 @@ class ModuleContext:
     """One parsed PTX module under one configuration.
 
     ``ptx_path`` is the PTX file as it should be shown; relative ``.file`` paths are taken relative to
-    ``source_root`` (the directory nvcc ran in) when it is given.
+    ``source_root`` (the directory nvcc ran in) when it is given. ``budget``: the CPU time the analysis may take
+    (None: unbounded).
     """
 
     def __init__(self, module: Module, config: Config, ptx_path: str | None = None,
-                 source_root: str | Path | None = None) -> None:
+                 source_root: str | Path | None = None, budget: Budget | None = None) -> None:
         self.module = module
+        self.budget = budget
         self.config = config
         self.ptx_path = ptx_path or module.filename
         self.source_root = Path(source_root) if source_root is not None else None

@@ -15,6 +15,7 @@ from ptxstatic.errors import PtxstaticError
 from ptxstatic.findings import Finding, Note, Severity
 from ptxstatic.ptx.ast import Module
 from ptxstatic.ptx.kernels import demangle
+from ptxstatic.rules.budget import Budget
 from ptxstatic.rules.catalog import all_rules
 from ptxstatic.rules.context import ModuleContext, RuleContext
 from ptxstatic.rules.placement import Placement
@@ -73,7 +74,7 @@ def lint_module(module: Module, config: Config, *, ptx_path: str | None = None,
                 source_root: str | Path | None = None, rules: Sequence[Rule] | None = None,
                 on_failure: Callable[[str], None] | None = None, display_names: bool = True,
                 on_note: Callable[[str], None] | None = None, include_dirs: Sequence[str] | None = None,
-                system_dirs: Sequence[str] = ()) -> list[Finding]:
+                system_dirs: Sequence[str] = (), budget: Budget | None = None) -> list[Finding]:
     """Run the selected rules on every function with a body and return the findings that survive
     ``per-file-ignores`` and suppression comments, sorted by location.
 
@@ -85,11 +86,12 @@ def lint_module(module: Module, config: Config, *, ptx_path: str | None = None,
     receives what the rules say of the module as a whole (such as resources that were not measured).
     Findings are then placed in the user's code (:mod:`.placement`): out of system headers (judged with the
     compilation's ``include_dirs`` and ``system_dirs``, ``-I`` and ``-isystem``; ``include_dirs`` None where
-    the compilation is not known) and out of missing files.
+    the compilation is not known) and out of missing files. Once ``budget`` is spent no rule starts on a
+    function, and what is skipped is recorded in it.
     """
     selected = [(r, *r.configured(config)) for r in (rules if rules is not None else all_rules())
                 if config.is_selected(r.code, r.opt_in)]
-    mc = ModuleContext(module, config, ptx_path, source_root)
+    mc = ModuleContext(module, config, ptx_path, source_root, budget)
     found: list[Finding] = []
     for fn in module.functions:
         if fn.body is None:
@@ -97,6 +99,9 @@ def lint_module(module: Module, config: Config, *, ptx_path: str | None = None,
         ctx = RuleContext(mc, fn)
         for rule, severity, options in selected:
             ctx.code, ctx.severity, ctx.options = rule.code, severity, options
+            if budget is not None and budget.spent():
+                budget.record(rule.code, fn.name)
+                continue
             try:
                 found.extend(rule.check(ctx))
             except Exception as exc:  # one crashing analysis must not lose the other rules' findings

@@ -8,9 +8,10 @@ executions of each instruction by each sampled warp. The warps take turns every 
 instructions, so that all of them are sampled early; once each sampled warp has gone
 ``MEMORY_RULES_IDLE_TURNS`` turns without adding a request (``MEMORY_RULES_QUIET_TURNS`` before its first:
 the warps go round loops whose memory instructions are all sampled, or that have none), the emulation ends
-there, and otherwise after ``MEMORY_RULES_MAX_STEPS`` warp instructions. When it ends before the CTA has
-finished (that saturation, the budget, an instruction the emulator does not model, a fault on made-up data)
-what ran until then is kept with the reason. The rules PS101 and PS102 read it (``ctx.mc.memo``) and fall
+there, and otherwise after ``MEMORY_RULES_MAX_STEPS`` warp instructions or when the analysis's CPU budget
+(:class:`~ptxstatic.rules.budget.Budget`) is spent. When it ends before the CTA has finished (that saturation,
+the step limit or the budget, an instruction the emulator does not model, a fault on made-up data) what ran
+until then is kept with the reason. The rules PS101 and PS102 read it (``ctx.mc.memo``) and fall
 back to the affine stride of an address in ``%tid.x`` where nothing was measured.
 """
 
@@ -32,6 +33,7 @@ from ptxstatic.limits import (
 )
 from ptxstatic.ptx.ast import Function, Module
 from ptxstatic.ptx.launch_binding import bind_present
+from ptxstatic.rules.budget import Budget
 from ptxstatic.traffic.sample import complete_args
 
 #: the default launch: blocks of 32 x 4 threads (one warp a row of x, every warp sampled) in a 32 x 32 grid,
@@ -45,6 +47,9 @@ SAMPLED_CTA = (0, 0, 0)
 SAMPLE_TIME_SLICE = 64
 
 #: why an emulation stopped whose warps had stopped adding requests (:attr:`KernelRun.stopped`)
+#: what the budget leaves unfinished, as :meth:`Budget.record` names it
+EMULATION = "the memory rules' emulation"
+OUT_OF_BUDGET = "the analysis's CPU budget was spent"
 SATURATED = (f"each sampled warp went {MEMORY_RULES_IDLE_TURNS} turns of {SAMPLE_TIME_SLICE} warp instructions "
              f"without reaching a memory instruction not sampled yet, or {MEMORY_RULES_QUIET_TURNS} before its first")
 
@@ -139,8 +144,9 @@ def _default_block(fn: Function) -> tuple[int, int, int]:
     return (x, max(1, threads // x), 1)
 
 
-def sample_module(module: Module, config: Config) -> Sampling:
-    """Emulate CTA (0, 0, 0) of every kernel of ``module`` and keep the sampled warps' accesses."""
+def sample_module(module: Module, config: Config, budget: Budget | None = None) -> Sampling:
+    """Emulate CTA (0, 0, 0) of every kernel of ``module`` and keep the sampled warps' accesses, within
+    ``budget`` (an emulation it cuts short is recorded there)."""
     from ptxstatic.analysis.cfg import build_cfg
     from ptxstatic.analysis.defuse import def_use
     from ptxstatic.analysis.memory_access import pointer_params
@@ -150,7 +156,9 @@ def sample_module(module: Module, config: Config) -> Sampling:
         pointers = pointer_params(fn, def_use(build_cfg(fn)))
         launch, invented = kernel_launch(module, fn, pointers, config.launch)
         reached: set[str] = set()
-        stopped = _emulate(module, fn, launch, out, reached)
+        stopped = _emulate(module, fn, launch, out, reached, budget)
+        if stopped == OUT_OF_BUDGET:
+            budget.record(EMULATION, fn.name)
         run = KernelRun(fn.name, launch, invented, stopped, config.launch is not None)
         out.runs.append(run)
         for name in reached | {fn.name}:
@@ -169,11 +177,18 @@ class _Saturated(Exception):
     """Ends an emulation that has gone on without sampling anything new."""
 
 
-def _emulate(module: Module, fn: Function, launch: Launch, out: Sampling, reached: set[str]) -> str | None:
+class _OutOfBudget(Exception):
+    """Ends an emulation when the analysis's budget is spent."""
+
+
+def _emulate(module: Module, fn: Function, launch: Launch, out: Sampling, reached: set[str],
+             budget: Budget | None) -> str | None:
     """Run the sampled CTA of ``fn``, adding the sampled warps' accesses to ``out`` (the functions they came
     from to ``reached``); returns why it stopped early (None when it finished)."""
     from ptxstatic.emulator import EmulationError, MemoryAccess, emulate
 
+    if budget is not None and budget.spent():
+        return OUT_OF_BUDGET
     sampled = min(MEMORY_RULES_SAMPLE_WARPS, launch.warps_per_block)
     idle: list[int | None] = [None] * sampled  # per sampled warp: turns since it last added a request
     turns = [0] * sampled  # and turns in all
@@ -188,6 +203,8 @@ def _emulate(module: Module, fn: Function, launch: Launch, out: Sampling, reache
             idle[access.warp] = 0
 
     def progress(warp: int, _executed: int) -> None:
+        if budget is not None and budget.spent():
+            raise _OutOfBudget
         if warp < sampled:
             turns[warp] += 1
             if idle[warp] is not None:
@@ -202,4 +219,6 @@ def _emulate(module: Module, fn: Function, launch: Launch, out: Sampling, reache
         return str(exc)
     except _Saturated:
         return SATURATED
+    except _OutOfBudget:
+        return OUT_OF_BUDGET
     return None

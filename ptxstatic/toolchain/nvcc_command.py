@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 
 #: programs that run the compiler given after them
 LAUNCHERS = frozenset({"ccache", "sccache", "buildcache", "distcc", "icecc"})
@@ -145,6 +144,8 @@ def expand_response_files(args: list[str], cwd: str | None = None, depth: int = 
         if path is None or depth > 8:
             out.append(a)
         else:
+            import shlex  # only here: the hook imports this module on every compile
+
             for one in path.split(","):
                 with open(os.path.join(cwd or ".", one), encoding="utf-8", errors="replace") as f:
                     text = f.read()

@@ -2,13 +2,14 @@
 
 Unlike :func:`~ptxstatic.toolchain.process.run_tool`, the command inherits this process's standard input,
 output and error, and has no time limit: how long a build step may take is the build's business. Only the
-standard library is imported here, so that the compiler starts without waiting for the package.
+standard library's ``os`` and ``signal`` are used here, so that the compiler starts without waiting for the
+package (``subprocess`` alone would cost more than the rest of the hook's start).
 """
 
 from __future__ import annotations
 
 import os
-import subprocess
+import signal
 
 
 def exec_command(argv: list[str]) -> None:
@@ -17,6 +18,8 @@ def exec_command(argv: list[str]) -> None:
     os.execvp(argv[0], argv)
 
 
-def start_command(argv: list[str]) -> subprocess.Popen:
-    """Start ``argv`` as a child process with this process's standard streams; ``OSError`` when it cannot."""
-    return subprocess.Popen(argv)
+def start_command(argv: list[str]) -> int:
+    """Start ``argv`` (searched on the PATH) as a child process and return its process id; ``OSError`` when it
+    cannot. It gets this process's environment, standard streams and inheritable descriptors (those the build
+    gave the hook: the hook's own are not inheritable), and the default action for the signals Python ignores."""
+    return os.posix_spawnp(argv[0], argv, os.environ, setsigdef=(signal.SIGPIPE, signal.SIGXFSZ))

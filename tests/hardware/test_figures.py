@@ -150,8 +150,8 @@ def test_new_occupancy_specs() -> None:
 
 
 def test_a_board_without_issue_rates_has_no_absolute_time() -> None:
-    """sm_89 has no issue rates in ISSUE_RATES: its boards' cache figures are there, an absolute time estimate is not, and
-    predict says which GPUs it can estimate instead of an empty prediction."""
+    """sm_89 has no issue rates in ISSUE_RATES: its boards' cache figures are there, an absolute time estimate is
+    not, and predict says which GPUs it can estimate instead of an empty prediction."""
     for name in ("l40s", "rtx4090"):
         g = gpu_figures(name)
         assert not g.has_rates

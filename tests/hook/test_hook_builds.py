@@ -13,10 +13,9 @@ from pathlib import Path
 import pytest
 from support.hook import (
     copy_project,
-    diagnostics,
+    expect_ps201,
     hook_env,
     hook_launcher,
-    line_of,
     masked,
     run,
     tool,
@@ -29,20 +28,6 @@ pytestmark = [needs_nvcc, pytest.mark.slow]
 def _artefacts(build: Path) -> dict[str, bytes]:
     return {str(p.relative_to(build)): masked(p) for p in sorted(build.rglob("*"))
             if p.is_file() and (p.suffix == ".o" or p.name == "app")}
-
-
-def _expect_ps201(stderr: str, src: Path, header: str, caller: str = "") -> None:
-    """Exactly one PS201 warning, at the barrier in util.cuh (shown as ``header``), with the call site in
-    kernel.cu (shown as ``caller``) as an inlined-from note."""
-    warnings = [m for m in diagnostics(stderr) if m.group(4) == "warning"]
-    assert len(warnings) == 1, stderr
-    w = warnings[0]
-    assert w.group(1) == header and int(w.group(2)) == line_of(src / "util.cuh", "__syncthreads"), stderr
-    assert w.group(5).endswith("[PS201]")
-    call = line_of(src / "kernel.cu", "v = exchange(tile, v);")
-    caller = caller or header.replace("util.cuh", "kernel.cu")
-    assert any(line.startswith(f"{caller}:{call}:") and line.endswith(": note: inlined from here")
-               for line in stderr.splitlines()), stderr
 
 
 def test_make_project(tmp_path: Path):
@@ -60,7 +45,7 @@ def test_make_project(tmp_path: Path):
     b = run([make, f"NVCC={hook} nvcc"], project, env)
     assert b.returncode == 0, b.stderr
     assert "PS201" not in a.stderr
-    _expect_ps201(b.stderr, project / "src", "src/util.cuh")
+    expect_ps201(b.stderr, project / "src", "src/util.cuh")
     assert plain == _artefacts(project / "build")
     assert set(plain) == {"kernel.o", "main.o", "host.o", "app"}
     assert run([str(project / "build/app")], project, env).stdout == app_output == "checksum 285\n"
@@ -83,7 +68,7 @@ def test_cmake_ninja_project(tmp_path: Path):
         results[name] = run([cmake, "--build", str(build), "--verbose"], tmp_path, env)
         assert results[name].returncode == 0, results[name].stdout + results[name].stderr
         artefacts[name] = _artefacts(build)
-    _expect_ps201(results["hooked"].stdout + results["hooked"].stderr, src / "src", f"{src}/src/util.cuh")
+    expect_ps201(results["hooked"].stdout + results["hooked"].stderr, src / "src", f"{src}/src/util.cuh")
     assert "PS201" not in results["plain"].stdout + results["plain"].stderr
     assert str(hook) in results["hooked"].stdout  # the launcher really ran
     assert artefacts["plain"] == artefacts["hooked"]
@@ -127,7 +112,7 @@ def test_command_line_forms(tmp_path: Path, args: list[str], output: str):
     assert masked(pdir / output) == masked(hdir / output)
     assert hooked.stderr.startswith(plain.stderr)
     caller = "kernel.source" if "kernel.source" in args else "src/kernel.cu"
-    _expect_ps201(hooked.stderr[len(plain.stderr):], hdir / "src", "src/util.cuh", caller)
+    expect_ps201(hooked.stderr[len(plain.stderr):], hdir / "src", "src/util.cuh", caller)
 
 
 @pytest.mark.parametrize("args", [
@@ -257,7 +242,7 @@ def test_ccache_in_either_order(tmp_path: Path):
             assert result.returncode == 0, result.stderr
             assert masked(project / out) == reference, (order, attempt)
             if order == "ccache-first" or attempt == "miss":  # ccache replays the hook's stderr on a hit
-                _expect_ps201(result.stderr, project / "src", "src/util.cuh")
+                expect_ps201(result.stderr, project / "src", "src/util.cuh")
             else:  # a hit behind the hook runs no nvcc: nothing to analyse, nothing said
                 assert result.stderr == ""
     stats = run([ccache, "--print-stats"], project, env).stdout
@@ -276,4 +261,4 @@ def test_click_subcommand_is_the_same_hook(tmp_path: Path):
     built = run([sys.executable, "-m", "ptxstatic", "nvcc", "--", "nvcc", "-c", "-arch=sm_90", "-lineinfo",
                  "src/kernel.cu", "-o", "k.o"], project, env)
     assert built.returncode == 0 and (project / "k.o").exists()
-    _expect_ps201(built.stderr, project / "src", "src/util.cuh")
+    expect_ps201(built.stderr, project / "src", "src/util.cuh")

@@ -14,6 +14,7 @@ from ptxstatic.config import Config, ConfigError, config_for, find_config, load_
 from ptxstatic.findings import Finding, Location, Note, Severity
 from ptxstatic.ptx import parse_file
 from ptxstatic.report.diagnostics import display_path, format_finding
+from ptxstatic.rules.budget import Budget
 from ptxstatic.rules.catalog import all_rules, get_rule
 from ptxstatic.rules.engine import check_config, lint_module
 from ptxstatic.rules.registry import CATEGORIES, Rule
@@ -99,6 +100,8 @@ severity = "error"
     ('[tool.ptxstatic]\n[tool.ptxstatic.rules.PS299]\nseverity = "error"\n', "unknown rule code 'PS299'", 2),
     ('[tool.ptxstatic]\ngpu = "voodoo3"\n', "unknown GPU 'voodoo3'", 2),
     ('[tool.ptxstatic]\nselect = [\n', "invalid TOML", 3),
+    ('[tool.ptxstatic]\nhook-server = "no"\n', "hook-server must be true or false", 2),
+    ('[tool.ptxstatic]\nhook-budget = 0\n', "hook-budget must be a positive number of seconds", 2),
 ])
 def test_bad_configuration_names_the_key_file_and_line(tmp_path: Path, text: str, message: str, line: int):
     path = _write(tmp_path / "pyproject.toml", text)
@@ -164,6 +167,29 @@ def test_a_failing_rule_is_reported_and_the_others_still_run():
     assert failures and all("PS299 (always-fails) failed on" in m and "ZeroDivisionError: boom" in m for m in failures)
     with pytest.raises(ZeroDivisionError):
         lint_module(parse_file(LINEINFO), Config(), rules=rules)
+
+
+def test_a_spent_budget_runs_no_rule_and_says_what_it_left():
+    module = parse_file(LINEINFO)
+    budget = Budget(0.0)
+    assert lint_module(module, Config(), source_root=ROOT, budget=budget) == []
+    functions = [f.name for f in module.functions if f.body is not None]
+    selected = [r.code for r in all_rules() if Config().is_selected(r.code, r.opt_in)]
+    assert budget.cut == [(code, fn) for fn in functions for code in selected]
+    assert budget.summary().startswith(f"{selected[0]} on {functions[0]}")
+    assert Budget(60.0).summary() == ""
+
+
+def test_the_memory_rules_emulation_stops_when_the_budget_is_spent():
+    from ptxstatic.rules.memory_sampling import EMULATION, OUT_OF_BUDGET, sample_module
+
+    module = parse_file(LINEINFO)
+    budget = Budget(0.0)
+    sampling = sample_module(module, Config(), budget)
+    assert sampling.runs and all(run.stopped == OUT_OF_BUDGET for run in sampling.runs)
+    assert not sampling.accesses
+    assert budget.cut == [(EMULATION, k.name) for k in module.kernels]
+    assert all(run.stopped != OUT_OF_BUDGET for run in sample_module(module, Config(), Budget(60.0)).runs)
 
 
 # --------------------------------------------------------------------------------------- diagnostics
