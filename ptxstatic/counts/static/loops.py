@@ -231,6 +231,19 @@ def _compute_facts(plan: FunctionPlan, loop: Loop) -> LoopFacts:
                     work += [(d, r2) for r2 in du.uses[d]]
         return frozenset(out)
 
+    setps, chains, opaque = _loop_branches(plan, loop, inside_set, chain)
+    exits = frozenset(u for u, _ in loop.exits)
+    return LoopFacts(loop, order, inner, once, frozenset(defs), frozenset(params), frozenset(affine), reads,
+                     setps, frozenset(opaque), chains, exits, types)
+
+
+def _loop_branches(plan: FunctionPlan, loop: Loop, inside_set: set[int],
+                   chain: Callable[[int, list[str]], frozenset[int] | None],
+                   ) -> tuple[dict[int, frozenset[int]], dict[int, frozenset[int]], set[int]]:
+    """The loop's conditional branches not on data: per block the integer comparisons its guard comes from
+    (``setps``), each comparison's affine definitions (``chains``, from ``chain``), and the blocks whose guard
+    cannot be followed so (``opaque``)."""
+    cfg, du, ins = plan.cfg, plan.def_use, plan.function.instructions
     data = data_values(plan)
     setps: dict[int, frozenset[int]] = {}
     chains: dict[int, frozenset[int]] = {}
@@ -269,9 +282,7 @@ def _compute_facts(plan: FunctionPlan, loop: Loop) -> LoopFacts:
             setps[b] = frozenset(found)
         else:
             opaque.add(b)
-    exits = frozenset(u for u, _ in loop.exits)
-    return LoopFacts(loop, order, inner, once, frozenset(defs), frozenset(params), frozenset(affine), reads,
-                     setps, frozenset(opaque), chains, exits, types)
+    return setps, chains, opaque
 
 
 # ------------------------------------------------------------------------------------------- taint
