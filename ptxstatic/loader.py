@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ptxstatic.errors import PtxstaticError, SourceError
 from ptxstatic.ptx.ast import Function, Module
+from ptxstatic.ptx.fatbin_dump import ptx_of_dump
 from ptxstatic.ptx.parser import ModuleStream, parse_text, read_ptx
 from ptxstatic.ptx.validate import ModuleChecker, check
 from ptxstatic.toolchain.nvcc import DEFAULT_FLAGS, compile_ptx
@@ -48,7 +49,7 @@ def read_input(path: str, flags: str | list[str] | None = None, *, text: str | N
     caller already holds; a ``.cu`` input is compiled from ``path`` in ``cwd`` with ``nvcc`` (default: the one
     on the PATH), cancelled when ``cancel`` is set."""
     if path == STDIN:
-        return read_stdin(), ()
+        return ptx_of_dump(read_stdin(), "<stdin>"), ()
     if text is None:
         _check_readable(path, cwd)
     if path.endswith(CUDA_SUFFIXES):
@@ -57,7 +58,7 @@ def read_input(path: str, flags: str | list[str] | None = None, *, text: str | N
                                cancel=cancel)
         return compiled.text, compiled.dependencies
     if text is not None:
-        return text, (os.path.abspath(path),)
+        return ptx_of_dump(text, path), (os.path.abspath(path),)
     return read_ptx(path), (os.path.abspath(path),)
 
 

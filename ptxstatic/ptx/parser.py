@@ -27,6 +27,7 @@ from ptxstatic.errors import SourceError
 from ptxstatic.limits import MAX_BLOCK_NESTING, SHAPE_CACHE_ENTRIES
 from ptxstatic.ptx import ast as A
 from ptxstatic.ptx import shape_cache
+from ptxstatic.ptx.fatbin_dump import ptx_of_dump
 from ptxstatic.ptx.grammar import describe_expected, describe_terminal, lark_parser
 from ptxstatic.ptx.names import resolve_registers
 from ptxstatic.ptx.source_map import SourceLocator
@@ -610,7 +611,8 @@ def _finish(module: A.Module) -> None:
 
 
 def read_ptx(path: str | Path) -> str:
-    """A PTX file's text; bad UTF-8 or an unreadable file is a :class:`SourceError`."""
+    """A PTX file's text (the highest architecture's PTX of a ``cuobjdump -ptx`` dump); bad UTF-8 or an
+    unreadable file is a :class:`SourceError`."""
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")
@@ -625,7 +627,7 @@ def read_ptx(path: str | Path) -> str:
         at = text.index("\0")
         raise SourceError(str(path), text.count("\n", 0, at) + 1, 1,
                           f"file is binary (a NUL byte at offset {at}), not PTX text")
-    return text
+    return ptx_of_dump(text, str(path))
 
 
 def parse_file(path: str | Path, recover: bool = False) -> A.Module:
