@@ -14,12 +14,13 @@ sticky). Under a budget, a sample starts only when it is expected to end in time
 
 from __future__ import annotations
 
+import fcntl
 import json
 import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import IO, Protocol
 
 import numpy as np
 
@@ -190,6 +191,7 @@ def collect(opts: CollectOptions, ui: Ui | None = None) -> Summary:
         raise PtxstaticError(f"--budget must be positive, not {opts.budget_s}")
     if not 0 < opts.power_precision < 1:
         raise PtxstaticError(f"--power-precision must be a fraction between 0 and 1, not {opts.power_precision}")
+    lock = dataset_lock(opts.db)
     store = DatasetStore(opts.db, create=True)
     try:
         samples = SampleStore(store)
@@ -200,6 +202,21 @@ def collect(opts: CollectOptions, ui: Ui | None = None) -> Summary:
             device.close()
     finally:
         store.close()
+        lock.close()
+
+
+def dataset_lock(db: str) -> IO[bytes]:
+    """An exclusive lock on ``DB.lock`` for the run (released when the file is closed or the process ends);
+    another ``collect`` holding it is refused before anything is opened."""
+    path = Path(f"{db}.lock")
+    handle = path.open("ab")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        handle.close()
+        raise PtxstaticError(f"{db}: another ptxstatic collect is writing this dataset (it holds {path}); "
+                             "wait for it to finish or give another --db") from None
+    return handle
 
 
 def _collect(opts: CollectOptions, ui: Ui, manifest: Manifest, benches: list[BenchSpec], store: DatasetStore,

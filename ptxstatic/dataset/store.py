@@ -120,6 +120,7 @@ class DatasetStore:
             self.db = sqlite3.connect(self.path)
             self.db.execute("PRAGMA foreign_keys = ON")
             if create:  # a writer's file is WAL (set in the file); a reader leaves the file's bytes as they are
+                self._refuse_foreign()
                 if self.path != ":memory:":
                     self.db.execute("PRAGMA journal_mode = WAL")
                 self.db.executescript(_SCHEMA)
@@ -135,6 +136,15 @@ class DatasetStore:
                 f"{self.path}: dataset schema version {version!r}, this ptxstatic reads {SCHEMA_VERSION}"
             )
         self._item_ids: dict[SeqItem, int] = {}
+
+    def _refuse_foreign(self) -> None:
+        """Refuse, before writing anything, an SQLite file with tables but not a ptxstatic dataset's."""
+        tables = [r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        if tables and "meta" not in tables:
+            shown = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
+            self.db.close()
+            raise PtxstaticError(f"{self.path}: an SQLite database of something else (tables: {shown}), not a "
+                                 "ptxstatic dataset; nothing was written to it: give a new file")
 
     # ------------------------------------------------------------------------------------------ basics
     def close(self) -> None:
