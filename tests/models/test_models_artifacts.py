@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 import zipfile
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
 from ptxstatic.dvfs import ClockTable
 from ptxstatic.errors import PtxstaticError
@@ -183,3 +186,28 @@ def test_symbolic_links_in_a_model_directory_are_refused(tmp_path: Path) -> None
     (e / CARD).symlink_to(tmp_path / "card.json")
     with pytest.raises(PtxstaticError, match="must not be a symbolic link"):
         load_model(e)
+
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers(-2 ** 70, 2 ** 70) | st.floats() | st.text(max_size=8),
+                    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+                    max_leaves=12)
+CARD_KEYS = ("format", "format_version", "kind", "arrays", "config", "gpu", "name", "training_data", "evaluation")
+
+
+@settings(max_examples=int(os.environ.get("PTXSTATIC_FUZZ_EXAMPLES", "60")) * 3, deadline=None,
+          derandomize=not os.environ.get("PTXSTATIC_FUZZ_RANDOM"), database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(st.dictionaries(st.sampled_from(CARD_KEYS), JSON, max_size=len(CARD_KEYS)), st.integers(0, 3))
+@example({}, 3)
+def test_any_card_loads_or_is_refused_in_one_line(tmp_path: Path, changes: dict, depth_kind: int) -> None:
+    """A card whose fields hold any JSON value, or nested 100,000 deep (a ``RecursionError`` before): a model
+    or a one-line :class:`PtxstaticError`, never another exception."""
+    d = _model(tmp_path / f"h{abs(hash(json.dumps(changes, default=str))) % 10 ** 9}{depth_kind}")
+    card = json.loads((d / CARD).read_text())
+    card.update(changes)
+    text = json.dumps(card) if depth_kind < 3 else '{"a":' * 100_000 + "1" + "}" * 100_000
+    (d / CARD).write_text(text)
+    try:
+        load_model(d)
+    except PtxstaticError as exc:
+        assert str(exc).strip() and "\n" not in str(exc)

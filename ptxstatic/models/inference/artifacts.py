@@ -73,6 +73,8 @@ def read_card(path: str | Path) -> tuple[Path, dict]:
         raise PtxstaticError(f"{directory}: not a ptxstatic model (no {CARD})") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise PtxstaticError(f"{card_path}: unreadable model card ({exc})") from None
+    except RecursionError:
+        raise PtxstaticError(f"{card_path}: unreadable model card (nested too deeply)") from None
     if not isinstance(card, dict) or card.get("format") != FORMAT:
         raise PtxstaticError(f"{card_path}: not a ptxstatic model card")
     if card.get("format_version") != FORMAT_VERSION:
