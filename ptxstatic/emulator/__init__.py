@@ -6,6 +6,7 @@ counts) or raises :class:`EmulationError`. See ``docs/emulator.md``.
 
 from ptxstatic.emulator.faults import EmulationError, StopEmulation
 from ptxstatic.emulator.observe import MemoryAccess, Observer
-from ptxstatic.emulator.simt import EMULATED, Emulation, emulate
+from ptxstatic.emulator.simt import EMULATED, CodeCache, Emulation, emulate
 
-__all__ = ["EMULATED", "Emulation", "EmulationError", "MemoryAccess", "Observer", "StopEmulation", "emulate"]
+__all__ = ["EMULATED", "CodeCache", "Emulation", "EmulationError", "MemoryAccess", "Observer", "StopEmulation",
+           "emulate"]

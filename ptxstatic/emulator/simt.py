@@ -76,7 +76,8 @@ def emulate(module: Module, kernel: str | Function, launch: Launch, *, max_steps
             inputs: dict[str, np.ndarray] | None = None, symbols: dict[str, np.ndarray] | None = None,
             ctas: Iterable[tuple[int, int, int]] | None = None, observer: Observer | None = None,
             time_slice: int = TIME_SLICE, progress: Callable[[int, int], None] | None = None,
-            outputs: bool | Collection[str] = True, partial: bool = False) -> Emulation:
+            outputs: bool | Collection[str] = True, partial: bool = False,
+            compiled: CodeCache | None = None) -> Emulation:
     """Run ``kernel`` of ``module`` over the grid of ``launch``.
 
     ``inputs`` gives initial contents of buffer arguments (by parameter name or index) in place of their
@@ -92,14 +93,17 @@ def emulate(module: Module, kernel: str | Function, launch: Launch, *, max_steps
     CTAs of a launch with large buffers reads only the pages it touched), or those of the parameters named.
     With ``partial``, the step limit, a fault of the program or a :class:`StopEmulation` raised by
     ``observer`` or ``progress`` ends the run and the result holds what ran until then (its ``stopped`` says
-    why). Raises
+    why). ``compiled`` keeps the compiled functions for the next emulation of the same module and launch (a
+    sample of CTAs run one emulation each); they are reused only where the device's symbols lie at the same
+    addresses. Raises
     :class:`EmulationError` for anything the emulator does not support and for faults of the program (bad
     address, trap, deadlock, and the step limit without ``partial``).
     """
     fn = kernel if isinstance(kernel, Function) else _kernel(module, kernel)
     with np.errstate(all="ignore"):
         try:
-            emulator = _Emulator(module, fn, launch, max_steps, inputs, symbols, time_slice, progress, partial)
+            emulator = _Emulator(module, fn, launch, max_steps, inputs, symbols, time_slice, progress, partial,
+                                 compiled)
             emulator.device.observer = observer
             try:
                 emulator.run(_ctas(launch, ctas))
@@ -135,6 +139,23 @@ def _kernel(module: Module, name: str) -> Function:
 
 
 @dataclass
+class CodeCache:
+    """Functions compiled for one layout of the device's symbols (names, kinds, addresses, sizes)."""
+
+    layout: tuple = ()
+    codes: dict[str, Code | None] = field(default_factory=dict)
+
+    def for_device(self, device: Device) -> dict[str, Code | None]:
+        """The functions compiled for ``device``'s layout (emptied when the layout differs)."""
+        tables = [("", device.symbols), *sorted(device.function_shared.items())]
+        layout = tuple((owner, n, sym.kind, sym.address, sym.size) for owner, table in tables
+                       for n, sym in sorted(table.items()))
+        if layout != self.layout:
+            self.layout, self.codes = layout, {}
+        return self.codes
+
+
+@dataclass
 class _Barrier:
     arrived: set[int] = field(default_factory=set)
     threads: int = 0
@@ -146,7 +167,8 @@ class _Barrier:
 class _Emulator:
     def __init__(self, module: Module, kernel: Function, launch: Launch, max_steps: int,
                  inputs: dict[str, np.ndarray] | None, symbols: dict[str, np.ndarray] | None,
-                 time_slice: int, progress: Callable[[int, int], None] | None, partial: bool = False) -> None:
+                 time_slice: int, progress: Callable[[int, int], None] | None, partial: bool = False,
+                 compiled: CodeCache | None = None) -> None:
         self.module = module
         self.partial = partial
         self.kernel = kernel
@@ -154,6 +176,7 @@ class _Emulator:
         self.max_steps = max_steps
         self.device = Device(module, kernel, launch, symbols, inputs)
         self.codes: dict[str, Code | None] = {}
+        self.compiled = compiled.for_device(self.device) if compiled is not None else {}
         self.thread_counts: dict[str, np.ndarray] = {}
         self.warp_counts: dict[str, np.ndarray] = {}
         self.time_slice = time_slice
@@ -165,9 +188,10 @@ class _Emulator:
     def code(self, name: str) -> Code | None:
         """The compiled function ``name`` (None when the module only declares it)."""
         if name not in self.codes:
-            fn = next((f for f in self.module.functions if f.name == name and f.body is not None), None)
-            code = compile_function(fn, self.device, _BUILDERS) if fn is not None else None
-            self.codes[name] = code
+            if name not in self.compiled:
+                fn = next((f for f in self.module.functions if f.name == name and f.body is not None), None)
+                self.compiled[name] = compile_function(fn, self.device, _BUILDERS) if fn is not None else None
+            code = self.codes[name] = self.compiled[name]
             if code is not None:
                 self.thread_counts[name] = np.zeros(len(code.blocks), dtype=np.int64)
                 self.warp_counts[name] = np.zeros(len(code.blocks), dtype=np.int64)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ptxstatic.emulator import Emulation, EmulationError, MemoryAccess, StopEmulation, emulate
+from ptxstatic.emulator import CodeCache, Emulation, EmulationError, MemoryAccess, StopEmulation, emulate
 from ptxstatic.launch import Buffer, Launch
 from ptxstatic.limits import TRAFFIC_MAX_STEPS, TRAFFIC_SAMPLE_CTAS, TRAFFIC_SECONDS
 from ptxstatic.ptx.ast import Function, Module
@@ -115,8 +115,10 @@ def sample_launch(module: Module, kernel: Function, launch: Launch, *, max_steps
     for fn in module.functions:
         for i, ins in enumerate(fn.instructions if fn.body is not None else ()):
             index[id(ins)] = (fn.name, i)
+    compiled = CodeCache()
     for cta in ctas:
-        run = _run_cta(module, kernel, launch, cta, index, out, max_steps // len(ctas), seconds / len(ctas))
+        run = _run_cta(module, kernel, launch, cta, index, out, max_steps // len(ctas), seconds / len(ctas),
+                       compiled)
         if run is None:
             break
         for total, counted in ((out.entries, run.counts.counts), (out.warp_entries, run.warp_entries)):
@@ -131,7 +133,8 @@ def sample_launch(module: Module, kernel: Function, launch: Launch, *, max_steps
 
 
 def _run_cta(module: Module, kernel: Function, launch: Launch, cta: tuple[int, int, int],
-             index: dict[int, tuple[str, int]], out: LaunchSample, steps: int, seconds: float) -> Emulation | None:
+             index: dict[int, tuple[str, int]], out: LaunchSample, steps: int, seconds: float,
+             compiled: CodeCache) -> Emulation | None:
     """Emulate one CTA within its share of the budget, adding its requests to ``out``; None when the launch
     cannot be emulated at all (``out.stopped`` says why)."""
     gx, gy, _ = launch.grid
@@ -154,7 +157,7 @@ def _run_cta(module: Module, kernel: Function, launch: Launch, cta: tuple[int, i
 
     try:
         return emulate(module, kernel, launch, max_steps=max(1, steps), ctas=[cta], observer=observe,
-                       time_slice=TIME_SLICE, progress=progress, outputs=False, partial=True)
+                       time_slice=TIME_SLICE, progress=progress, outputs=False, partial=True, compiled=compiled)
     except EmulationError as exc:
         out.stopped = str(exc)
         return None

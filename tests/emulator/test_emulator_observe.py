@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
-from ptxstatic.emulator import EmulationError, MemoryAccess, emulate
+from ptxstatic.emulator import CodeCache, EmulationError, MemoryAccess, emulate
 from ptxstatic.launch import Buffer, Launch
 from ptxstatic.ptx.parser import parse_text
 
@@ -78,6 +78,26 @@ def test_only_the_chosen_ctas_run():
     full, seen_all = run()
     assert len(seen_all) == 3 * len(seen) and full.counts.notes == ["emulated 3 CTAs x 64 threads"]
 
+
+def test_a_sample_of_ctas_compiles_the_kernel_once_and_runs_as_without_it():
+    """Emulations of one module and launch share their compiled code through a :class:`CodeCache` (the traffic
+    model runs its sample of CTAs one emulation each); each CTA's accesses and results are the same."""
+    module = parse_text(TEXT, "observe.ptx")
+    launch = Launch((3, 1, 1), (64, 1, 1), 0, {"out": Buffer("u32", 3 * 64 * 3)})
+    cache = CodeCache()
+    for cta in [(0, 0, 0), (2, 0, 0)]:
+        alone: list[MemoryAccess] = []
+        shared: list[MemoryAccess] = []
+        fresh = emulate(module, "k", launch, ctas=[cta], observer=alone.append)
+        reused = emulate(module, "k", launch, ctas=[cta], observer=shared.append, compiled=cache)
+        assert [(a.instruction.opcode, a.addresses.tolist()) for a in shared] == \
+            [(a.instruction.opcode, a.addresses.tolist()) for a in alone]
+        assert (reused.buffers["out"] == fresh.buffers["out"]).all()
+        assert reused.counts.counts == fresh.counts.counts
+    assert list(cache.codes) == ["k"]
+    code = cache.codes["k"]
+    emulate(module, "k", launch, ctas=[(1, 0, 0)], compiled=cache)
+    assert cache.codes["k"] is code  # reused, not compiled again
 
 def test_a_cta_outside_the_grid_is_an_error():
     with pytest.raises(EmulationError, match="outside the grid"):
