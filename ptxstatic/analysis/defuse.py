@@ -31,26 +31,72 @@ class DefUse:
 
 
 def def_use(cfg: BlockGraph) -> DefUse:
-    """Iterative reaching-definitions analysis with Python integers as bit sets (one bit per definition)."""
+    """Reaching definitions: a register written once reaches the uses its block reaches (the blocks' strongly
+    connected components, reachability as bit sets over them); the others by the iterative analysis with
+    Python integers as bit sets, one bit per definition of a register written more than once. Memory grows
+    with the blocks times those definitions, not times every definition (compilers write most registers once).
+    """
     ins_defs: list[list[str]] = []
     ins_uses: list[list[str]] = []
     for ins in cfg.function.instructions:
         d, u = defs_uses(ins)
         ins_defs.append(d)
         ins_uses.append([r for r in u if not is_special(r)])
+    written: dict[str, list[int]] = {}
+    for i, regs in enumerate(ins_defs):
+        for r in regs:
+            written.setdefault(r, []).append(i)
+    once = {r: ds[0] for r, ds in written.items() if len(ds) == 1}
+    live_in, reg_bits, owner = _multiple_definitions(cfg, ins_defs, once)
+    block_of = [0] * len(ins_defs)
+    for blk in cfg.blocks:
+        block_of[blk.start: blk.start + len(blk.instructions)] = [blk.id] * len(blk.instructions)
+    reaches = _BlockReach(cfg)
 
-    # one bit per (instruction, register) definition
+    reaching: dict[tuple[int, str], list[int]] = {}
+    for blk in cfg.blocks:
+        local: dict[str, int] = {}  # register -> instruction of its latest definition inside the block
+        for j in range(blk.start, blk.start + len(blk.instructions)):
+            for r in ins_uses[j]:
+                if r in local:
+                    reaching[(j, r)] = [local[r]]
+                elif r in once:
+                    d = once[r]
+                    reaching[(j, r)] = [d] if reaches(block_of[d], blk.id) else []
+                else:
+                    mask = live_in[blk.id] & reg_bits.get(r, 0)
+                    srcs = []
+                    while mask:
+                        low = mask & -mask
+                        srcs.append(owner[low.bit_length() - 1][0])
+                        mask ^= low
+                    reaching[(j, r)] = srcs
+            for r in ins_defs[j]:
+                local[r] = j
+    return DefUse(ins_defs, ins_uses, reaching)
+
+
+def _multiple_definitions(cfg: BlockGraph, ins_defs: list[list[str]], once: dict[str, int],
+                          ) -> tuple[dict[int, int], dict[str, int], list[tuple[int, str]]]:
+    """Iterative reaching definitions of the registers written more than once: per block the definitions
+    live on entry (a bit set), each register's bits, and each bit's (instruction, register)."""
     bit_of: list[list[int]] = []
     reg_bits: dict[str, int] = {}
     owner: list[tuple[int, str]] = []
     for i, regs in enumerate(ins_defs):
         bits = []
         for r in regs:
+            if r in once:
+                bits.append(-1)
+                continue
             b = len(owner)
             owner.append((i, r))
             reg_bits[r] = reg_bits.get(r, 0) | (1 << b)
             bits.append(b)
         bit_of.append(bits)
+    preds = cfg.pred
+    if not owner:
+        return dict.fromkeys((b.id for b in cfg.blocks), 0), reg_bits, owner
 
     gen: dict[int, int] = {}
     kill: dict[int, int] = {}
@@ -58,7 +104,8 @@ def def_use(cfg: BlockGraph) -> DefUse:
         last: dict[str, int] = {}  # register -> bit of its last definition in the block
         for j in range(blk.start, blk.start + len(blk.instructions)):
             for r, b in zip(ins_defs[j], bit_of[j], strict=True):
-                last[r] = b
+                if b >= 0:
+                    last[r] = b
         g = k = 0
         for r, b in last.items():
             g |= 1 << b
@@ -68,7 +115,6 @@ def def_use(cfg: BlockGraph) -> DefUse:
     order = graphs.preorder(cfg.succ, cfg.entry) if cfg.blocks else []
     seen = set(order)
     order += [b.id for b in cfg.blocks if b.id not in seen]
-    preds = cfg.pred
     out = dict.fromkeys(gen, 0)
     changed = True
     while changed:
@@ -81,25 +127,34 @@ def def_use(cfg: BlockGraph) -> DefUse:
             if new != out[n]:
                 out[n] = new
                 changed = True
+    live_in = {}
+    for n in gen:
+        inn = 0
+        for p in preds[n]:
+            inn |= out[p]
+        live_in[n] = inn
+    return live_in, reg_bits, owner
 
-    reaching: dict[tuple[int, str], list[int]] = {}
-    for blk in cfg.blocks:
-        live_in = 0
-        for p in preds[blk.id]:
-            live_in |= out[p]
-        local: dict[str, int] = {}  # register -> instruction of its latest definition inside the block
-        for j in range(blk.start, blk.start + len(blk.instructions)):
-            for r in ins_uses[j]:
-                if r in local:
-                    reaching[(j, r)] = [local[r]]
-                    continue
-                mask = live_in & reg_bits.get(r, 0)
-                srcs = []
-                while mask:
-                    low = mask & -mask
-                    srcs.append(owner[low.bit_length() - 1][0])
-                    mask ^= low
-                reaching[(j, r)] = srcs
-            for r in ins_defs[j]:
-                local[r] = j
-    return DefUse(ins_defs, ins_uses, reaching)
+
+class _BlockReach:
+    """Whether a path of one or more edges leads from one block to another: the strongly connected
+    components, and per component the bit set of the components it reaches."""
+
+    def __init__(self, cfg: BlockGraph) -> None:
+        self.succ = cfg.succ
+        components = graphs.components_callees_first(cfg.succ, [b.id for b in cfg.blocks])
+        self.component = {b: c for c, members in enumerate(components) for b in members}
+        self.size = [len(members) for members in components]
+        self.below: list[int] = []  # the components each one reaches, itself included
+        for c, members in enumerate(components):  # every component after those it reaches
+            bits = 1 << c
+            for b in members:
+                for s in self.succ[b]:
+                    bits |= self.below[self.component[s]] if self.component[s] != c else 0
+            self.below.append(bits)
+
+    def __call__(self, a: int, b: int) -> bool:
+        ca, cb = self.component[a], self.component[b]
+        if ca == cb:
+            return self.size[ca] > 1 or a in self.succ[a]
+        return bool(self.below[ca] >> cb & 1)
