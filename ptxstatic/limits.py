@@ -146,3 +146,5 @@ TRAFFIC_MAX_STEPS = 40_000
 TRAFFIC_SECONDS = 10.0
 #: launches whose traffic a process keeps computed
 TRAFFIC_CACHE = 32
+#: functions whose def-use chains are kept for the next analysis of the same function
+DEF_USE_KEPT = 4

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass
 
 from ptxstatic.analysis import graphs
-from ptxstatic.analysis.cfg import BlockGraph
+from ptxstatic.analysis.cfg import BlockGraph, build_cfg
 from ptxstatic.analysis.registers import defs_uses, is_special
+from ptxstatic.limits import DEF_USE_KEPT
+from ptxstatic.ptx.ast import Function
 
 
 @dataclass
@@ -28,6 +31,23 @@ class DefUse:
     def undefined_uses(self) -> list[tuple[int, str]]:
         """Uses that no definition reaches (parameters are loaded, so these are reads of unset registers)."""
         return [k for k, v in self.reaching.items() if not v]
+
+
+_KEPT: OrderedDict[int, tuple[Function, DefUse]] = OrderedDict()
+
+
+def function_def_use(fn: Function) -> DefUse:
+    """``def_use(build_cfg(fn))``, kept for the last :data:`~ptxstatic.limits.DEF_USE_KEPT` functions asked for
+    (one launch's traffic model, stride analysis and work ask for the same kernel's chains)."""
+    kept = _KEPT.get(id(fn))
+    if kept is not None and kept[0] is fn:
+        _KEPT.move_to_end(id(fn))
+        return kept[1]
+    du = def_use(build_cfg(fn))
+    _KEPT[id(fn)] = (fn, du)
+    while len(_KEPT) > DEF_USE_KEPT:
+        _KEPT.popitem(last=False)
+    return du
 
 
 def def_use(cfg: BlockGraph) -> DefUse:

@@ -39,7 +39,10 @@ def global_sectors(lanes: np.ndarray, addresses: np.ndarray, width: int) -> tupl
 def sectors_of(addresses: np.ndarray, width: int) -> np.ndarray:
     """The distinct 32-byte sectors (address // 32) that accesses of ``width`` bytes at ``addresses`` touch."""
     a = np.asarray(addresses, dtype=np.uint64)
-    return np.union1d(a // SECTOR_BYTES, (a + np.uint64(width - 1)) // SECTOR_BYTES)
+    first = a // SECTOR_BYTES
+    if SECTOR_BYTES % width == 0 and not (a % np.uint64(width)).any():  # aligned: no access spans two sectors
+        return np.unique(first)
+    return np.union1d(first, (a + np.uint64(width - 1)) // SECTOR_BYTES)
 
 
 def shared_wavefronts(lanes: np.ndarray, addresses: np.ndarray, width: int) -> tuple[int, int, int]:

@@ -59,11 +59,9 @@ class PagedMemory:
         pages = flat >> PAGE_BITS
         if len(flat) and pages.min() == pages.max():
             return self.page(int(pages[0]))[flat & _MASK].reshape(idx.shape)
-        out = np.empty(len(flat), dtype=np.uint8)
-        for p in np.unique(pages):
-            sel = pages == p
-            out[sel] = self.page(int(p))[flat[sel] & _MASK]
-        return out.reshape(idx.shape)
+        touched, which = np.unique(pages, return_inverse=True)  # one gather from the touched pages stacked
+        stacked = np.stack([self.page(int(p)) for p in touched])
+        return stacked[which.reshape(-1), flat & _MASK].reshape(idx.shape)
 
     def __setitem__(self, key: slice | np.ndarray, values: np.ndarray) -> None:
         if isinstance(key, slice):

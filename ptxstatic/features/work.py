@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ptxstatic.analysis.cfg import BlockGraph, build_cfg
-from ptxstatic.analysis.defuse import def_use
+from ptxstatic.analysis.defuse import function_def_use
 from ptxstatic.analysis.sequence import kernel_sequence
 from ptxstatic.block_counts import BlockCounts
 from ptxstatic.features.portable import memory_traffic
@@ -249,7 +249,7 @@ def _load_latency(fn: Function, traffic: LaunchTraffic | None) -> Callable[[Inst
 
 def _invariant_divisors(fn: Function, cfg: BlockGraph) -> Callable[[Instruction], bool]:
     """Whether a division's divisor is an immediate or is defined outside the innermost loop holding it."""
-    du = def_use(cfg)
+    du = function_def_use(fn)
     block_of = {j: b.id for b in cfg.blocks for j in range(b.start, b.start + len(b))}
     loops = sorted(cfg.loops, key=lambda lp: len(lp.body))
     index = {id(ins): i for i, ins in enumerate(fn.instructions)}

@@ -17,8 +17,7 @@ from collections import OrderedDict, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from ptxstatic.analysis.cfg import build_cfg
-from ptxstatic.analysis.defuse import def_use
+from ptxstatic.analysis.defuse import function_def_use
 from ptxstatic.analysis.memory_access import address_inputs, pointer_params, sectors_of
 from ptxstatic.hardware.figures import GpuFigures
 from ptxstatic.hardware.occupancy import ARCHS
@@ -220,7 +219,7 @@ def launch_traffic(bound: BoundLaunch, counts: dict[str, dict[int, float]], figu
 
 def _launch_traffic(bound: BoundLaunch, counts: dict[str, dict[int, float]], figures: GpuFigures,
                     sample: LaunchSample | None) -> LaunchTraffic:
-    pointers = pointer_params(bound.kernel, def_use(build_cfg(bound.kernel)))
+    pointers = pointer_params(bound.kernel, function_def_use(bound.kernel))
     args, scalars, made_up = complete_args(bound.kernel, dict(bound.launch.args), pointers, MADE_UP_BUFFER_BYTES)
     if sample is None:
         launch = Launch(bound.launch.grid, bound.launch.block, bound.launch.shared_bytes, args)
@@ -345,7 +344,7 @@ def _static_buffer(bound: BoundLaunch, i: InstructionTraffic, sizes: dict[str, i
     fn = bound.module.function(i.function)
     if not fn.is_kernel:
         return UNATTRIBUTED
-    params = address_inputs(fn, def_use(build_cfg(fn)), i.index).params & set(sizes)
+    params = address_inputs(fn, function_def_use(fn), i.index).params & set(sizes)
     return next(iter(params)) if len(params) == 1 else UNATTRIBUTED
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ptxstatic.analysis.cfg import build_cfg
-from ptxstatic.analysis.defuse import def_use
+from ptxstatic.analysis.defuse import function_def_use
 from ptxstatic.analysis.memory_access import address_operand, global_sectors, sectors_of, shared_wavefronts
 from ptxstatic.analysis.strides import VAR, StrideAnalysis
 from ptxstatic.limits import WARP_SIZE
@@ -110,7 +110,7 @@ def instruction_traffic(module: Module, counts: dict[str, dict[int, float]], sam
                 for space in spaces:
                     out.append(_emulated(fn, i, space, by_instruction[(name, i, space)], entries / seen))
                 continue
-            strides = strides or StrideAnalysis(fn, def_use(cfg))
+            strides = strides or StrideAnalysis(fn, function_def_use(fn))
             out.append(_from_stride(fn, i, entries, strides))
     return out
 
