@@ -17,7 +17,7 @@ from pathlib import Path
 from ptxstatic.errors import PtxstaticError, SourceError
 from ptxstatic.ptx.ast import Function, Module
 from ptxstatic.ptx.fatbin_dump import ptx_of_dump
-from ptxstatic.ptx.parser import ModuleStream, parse_text, read_ptx
+from ptxstatic.ptx.parser import ModuleStream, parse_text, read_ptx, refuse_nul
 from ptxstatic.ptx.validate import ModuleChecker, check
 from ptxstatic.toolchain.nvcc import DEFAULT_FLAGS, compile_ptx
 
@@ -86,10 +86,7 @@ def _refuse_binary(file: Path, shown: str) -> None:
         data = file.read_bytes()
     except OSError:
         return
-    at = data.find(b"\0")
-    if at >= 0:
-        raise SourceError(shown, data.count(b"\n", 0, at) + 1, 1,
-                          f"file is binary (a NUL byte at offset {at}), not CUDA source")
+    refuse_nul(data.decode("latin-1"), shown, "file is binary (a NUL byte at offset {at}), not CUDA source")
 
 
 def load_module(path: str, flags: str | list[str] | None = None, *, text: str | None = None, name: str | None = None,
@@ -161,8 +158,5 @@ def read_stdin() -> str:
         raise SourceError("<stdin>", data[: exc.start].count(b"\n") + 1, 1,
                           f"input is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}): "
                           "expected PTX") from None
-    if "\0" in text:
-        at = text.index("\0")
-        raise SourceError("<stdin>", text[:at].count("\n") + 1, 1,
-                          f"input is binary (a NUL byte at offset {at}): expected PTX text")
+    refuse_nul(text, "<stdin>", "input is binary (a NUL byte at offset {at}): expected PTX text")
     return text

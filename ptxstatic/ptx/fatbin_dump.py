@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 
 from ptxstatic.errors import SourceError
+from ptxstatic.ptx.isa import sm_number
 
 _SECTION = re.compile(r"Fatbin (\w+) code:")
 _DUMP_START = re.compile(r"\s*Fatbin \w+ code:")
@@ -55,11 +56,6 @@ def sections(lines: list[str]) -> list[Section]:
     return found
 
 
-def _arch_key(arch: str) -> tuple[int, str]:
-    digits = re.search(r"\d+", arch)
-    return (int(digits[0]) if digits else 0, arch)
-
-
 def ptx_of_dump(text: str, filename: str) -> str:
     """The PTX module of a ``cuobjdump -ptx`` dump (see the module's docstring); ``text`` if it is not one."""
     if not is_dump(text):
@@ -69,7 +65,7 @@ def ptx_of_dump(text: str, filename: str) -> str:
     if not found:
         raise SourceError(filename, 1, 1, "cuobjdump output without PTX sections (only machine code): "
                                           "dump it with `cuobjdump -ptx`")
-    best = max((s.arch for s in found), key=_arch_key)
+    best = max((s.arch for s in found), key=sm_number)
     kept = [s for s in found if s.arch == best]
     out = [""] * len(lines)
     header: dict[str, str] = {}

@@ -623,11 +623,16 @@ def read_ptx(path: str | Path) -> str:
         raise SourceError(str(path), 0, 0, exc.strerror or str(exc)) from None
     if text.startswith("\x7fELF"):
         raise SourceError(str(path), 1, 1, "file is an ELF binary (a cubin or an object file), not PTX text")
-    if "\0" in text:
-        at = text.index("\0")
-        raise SourceError(str(path), text.count("\n", 0, at) + 1, 1,
-                          f"file is binary (a NUL byte at offset {at}), not PTX text")
+    refuse_nul(text, str(path), "file is binary (a NUL byte at offset {at}), not PTX text")
     return ptx_of_dump(text, str(path))
+
+
+def refuse_nul(text: str, shown: str, message: str) -> None:
+    """A one-line :class:`SourceError` at ``text``'s first NUL character, if it has one: binary, not source
+    (``message`` names the offset as ``{at}``)."""
+    at = text.find("\0")
+    if at >= 0:
+        raise SourceError(shown, text.count("\n", 0, at) + 1, 1, message.format(at=at))
 
 
 def parse_file(path: str | Path, recover: bool = False) -> A.Module:

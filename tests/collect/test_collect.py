@@ -17,9 +17,10 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from support.paths import ROOT
 
 from ptxstatic.collect.clock_settings import META_KEY
-from ptxstatic.collect.runner import CollectOptions, collect
+from ptxstatic.collect.runner import CollectOptions, collect, dataset_lock
 from ptxstatic.emulator import emulate
 from ptxstatic.gpu.fake import ENV
 from ptxstatic.launch import Launch
@@ -473,3 +474,34 @@ def test_worker_restarts_after_a_sticky_fault_and_a_hang(suite, tmp_path, monkey
         assert gpu.info().arch == "sm_90" and m > 0
     finally:
         gpu.close()
+
+
+# ---------------------------------------------------------------------------------------- the dataset's owner
+SUITE_MANIFEST = ROOT / "microbenchmarks" / "manifest.json"
+
+
+def test_a_foreign_sqlite_file_is_refused_and_left_as_it_was(tmp_path: Path):
+    """An SQLite file of something else is refused before anything is written to it."""
+    db = tmp_path / "theirs.sqlite"
+    with sqlite3.connect(db) as con:
+        con.execute("CREATE TABLE orders (id INTEGER)")
+    before = db.read_bytes()
+    p = run(SUITE_MANIFEST, db, "--only", "fp32_add_chain")
+    assert p.returncode == 2
+    assert p.stderr.strip().endswith("an SQLite database of something else (tables: orders), not a ptxstatic "
+                                     "dataset; nothing was written to it: give a new file")
+    assert db.read_bytes() == before
+
+
+def test_a_second_collect_on_a_dataset_being_written_is_refused(tmp_path: Path):
+    """One collect at a time per dataset: the second is refused at once (it failed with IntegrityError
+    half-way before)."""
+    db = tmp_path / "run.sqlite"
+    held = dataset_lock(str(db))
+    try:
+        p = run(SUITE_MANIFEST, db, "--only", "fp32_add_chain")
+    finally:
+        held.close()
+    assert p.returncode == 2
+    assert "another ptxstatic collect is writing this dataset" in p.stderr
+    assert not db.exists()

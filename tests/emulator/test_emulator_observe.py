@@ -42,10 +42,13 @@ TEXT = """.version 8.0
 """
 
 
+#: three CTAs of two warps; each thread stores three words of ``out``
+LAUNCH = Launch((3, 1, 1), (64, 1, 1), 0, {"out": Buffer("u32", 3 * 64 * 3)})
+
+
 def run(ctas=None):
     seen: list[MemoryAccess] = []
-    launch = Launch((3, 1, 1), (64, 1, 1), 0, {"out": Buffer("u32", 3 * 64 * 3)})
-    e = emulate(parse_text(TEXT, "observe.ptx"), "k", launch, ctas=ctas, observer=seen.append)
+    e = emulate(parse_text(TEXT, "observe.ptx"), "k", LAUNCH, ctas=ctas, observer=seen.append)
     return e, seen
 
 
@@ -83,20 +86,19 @@ def test_a_sample_of_ctas_compiles_the_kernel_once_and_runs_as_without_it():
     """Emulations of one module and launch share their compiled code through a :class:`CodeCache` (the traffic
     model runs its sample of CTAs one emulation each); each CTA's accesses and results are the same."""
     module = parse_text(TEXT, "observe.ptx")
-    launch = Launch((3, 1, 1), (64, 1, 1), 0, {"out": Buffer("u32", 3 * 64 * 3)})
     cache = CodeCache()
     for cta in [(0, 0, 0), (2, 0, 0)]:
         alone: list[MemoryAccess] = []
         shared: list[MemoryAccess] = []
-        fresh = emulate(module, "k", launch, ctas=[cta], observer=alone.append)
-        reused = emulate(module, "k", launch, ctas=[cta], observer=shared.append, compiled=cache)
+        fresh = emulate(module, "k", LAUNCH, ctas=[cta], observer=alone.append)
+        reused = emulate(module, "k", LAUNCH, ctas=[cta], observer=shared.append, compiled=cache)
         assert [(a.instruction.opcode, a.addresses.tolist()) for a in shared] == \
             [(a.instruction.opcode, a.addresses.tolist()) for a in alone]
         assert (reused.buffers["out"] == fresh.buffers["out"]).all()
         assert reused.counts.counts == fresh.counts.counts
     assert list(cache.codes) == ["k"]
     code = cache.codes["k"]
-    emulate(module, "k", launch, ctas=[(1, 0, 0)], compiled=cache)
+    emulate(module, "k", LAUNCH, ctas=[(1, 0, 0)], compiled=cache)
     assert cache.codes["k"] is code  # reused, not compiled again
 
 def test_a_cta_outside_the_grid_is_an_error():
