@@ -367,11 +367,17 @@ def test_clock_sweep_says_what_it_changed_and_restores(suite, tmp_path):
     assert rows(db, "SELECT value FROM meta WHERE key = ?", (META_KEY,)) == []
 
 
+#: the sweep the signal tests interrupt after its first sample: two settings, so that at least 13 samples of
+#: about 3 s each (the fake board's 0.5 s per timed loop) are still to run when the signal is sent, however
+#: busy the machine running the tests is
+SWEEP = "1593:1005,2619:1410"
+
+
 def test_interrupted_sweep_restores_clocks(suite, tmp_path):
     board = tmp_path / "board.json"
     env = fake_board(board, clock_permission=True, wall_seconds_per_call=0.5)
     db = tmp_path / "d.sqlite"
-    proc = start(write_manifest(suite, tmp_path), db, "--clocks", "1593:1005", env=env)
+    proc = start(write_manifest(suite, tmp_path), db, "--clocks", SWEEP, env=env)
     wait_for_samples(db, proc, 1)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
@@ -385,7 +391,7 @@ def test_sigkill_during_a_sweep_is_repaired_by_the_next_run(suite, tmp_path):
     env = fake_board(board, clock_permission=True, wall_seconds_per_call=0.5)
     db = tmp_path / "d.sqlite"
     manifest = write_manifest(suite, tmp_path)
-    proc = start(manifest, db, "--clocks", "1593:1005", env=env)
+    proc = start(manifest, db, "--clocks", SWEEP, env=env)
     wait_for_samples(db, proc, 1)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
