@@ -6,7 +6,10 @@ Two tables, per family (a manifest source file) and overall: the default-clock d
 launches by ``collect``; launches whose static block counts differ from the GPU's are the data-dependent
 ones, shown apart), and the hardware-counter dataset's durations for the launches the first lacks (the
 memory families). Columns: launches, within 25 %, within 2x, the 90 % interval holding the measurement,
-and the median of predicted / measured. Everything printed is measured in this run.
+and the median of predicted / measured. Then the board power of the launches whose 1 s samples give a
+usable power (as ``train power`` selects them), with the power model shipped for the H200: launches,
+median error, within 10 %, in the 90 % interval, median predicted / measured. Everything printed is
+measured in this run.
 
 Run: ``python benchmarks/h200_absolute.py [--data DIR] [--counters DB]`` (needs nvcc on the PATH; the
 default-clock dataset is ``../shared/data/h200-default-clocks`` beside the checkout).
@@ -31,8 +34,10 @@ from ptxstatic.errors import PtxstaticError
 from ptxstatic.features.work import launch_work
 from ptxstatic.hardware.figures import gpu_figures
 from ptxstatic.launch import Launch
+from ptxstatic.models.inference.board_power import launch_power
 from ptxstatic.models.inference.bottleneck import launch_time
-from ptxstatic.models.inference.loading import bottleneck_parameters
+from ptxstatic.models.inference.loading import bottleneck_parameters, power_parameters
+from ptxstatic.models.training.board_power import measured_powers
 from ptxstatic.ptx.launch_binding import bind
 from ptxstatic.traffic.model import launch_traffic
 
@@ -75,6 +80,22 @@ def table(title: str, results: list[tuple[str, float, float, float, float]]) -> 
               f"{statistics.median(ratios):17.2f}")
 
 
+def power_table(results: list[tuple[str, float, float, float, float]]) -> None:
+    """Per family: (family, measured W, predicted W, low, high) summarised."""
+    print(f"\nboard power, 1 s samples: {len(results)} launches")
+    print(f"{'family':18s} {'launches':>8s} {'median err':>10s} {'≤10%':>6s} {'in 90% int.':>11s} "
+          f"{'median pred/meas':>17s}")
+    groups: dict[str, list] = defaultdict(list)
+    for r in results:
+        groups[r[0]].append(r)
+    for name, rs in [*sorted(groups.items()), ("overall", results)]:
+        errors = [abs(p - m) / m for _, m, p, _, _ in rs]
+        inside = sum(lo <= m <= hi for _, m, _, lo, hi in rs)
+        print(f"{name:18s} {len(rs):8d} {statistics.median(errors):10.1%} "
+              f"{sum(e <= 0.1 for e in errors) / len(rs):6.0%} {inside / len(rs):11.0%} "
+              f"{statistics.median(p / m for _, m, p, _, _ in rs):17.2f}")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "h200-default-clocks")
@@ -86,12 +107,15 @@ def main(argv: list[str] | None = None) -> int:
     if not measured:
         print(f"no measurements under {args.data} or at {args.counters}")
         return 0
-    figures, params = gpu_figures("h200"), bottleneck_parameters("h200")
+    figures, params, power = gpu_figures("h200"), bottleneck_parameters("h200"), power_parameters("h200")
+    one_second = args.data / "microbenchmarks-1s.sqlite"
+    powers = measured_powers([one_second], "h200") if one_second.is_file() and power is not None else {}
     spec = load_manifest(MANIFEST)
     benches = {b.name: b for b in spec.benchmarks}
     sources = compile_all(sorted({benches[b].source for b, *_ in measured if b in benches}), "sm_90", spec.nvcc_flags)
     print(f"{len(measured)} launches; parameters: {params.fitted_on or 'defaults'}")
     results: dict[str, list] = defaultdict(list)
+    watts: list[tuple[str, float, float, float, float]] = []
     for b, key, t, dataset, gpu_counts in measured:
         bench = benches.get(b)
         src = sources.get(bench.source) if bench else None
@@ -101,11 +125,17 @@ def main(argv: list[str] | None = None) -> int:
         counts = estimate_counts(bound).counts
         data_dependent = gpu_counts is not None and not _same(counts, BlockCounts.from_dict(json.loads(gpu_counts)))
         traffic = launch_traffic(bound, counts.counts, figures)
-        est = launch_time(launch_work(src.module, counts, figures, traffic), figures, *figures.default_clocks, params)
+        work = launch_work(src.module, counts, figures, traffic)
+        est = launch_time(work, figures, *figures.default_clocks, params)
         label = f"{dataset}, data-dependent control" if data_dependent else dataset
         results[label].append((bench.source.stem, t, est.time_ms, est.low_ms, est.high_ms))
+        if power is not None and (b, key) in powers:
+            pw = launch_power(work, figures, *figures.default_clocks, params, power)
+            watts.append((bench.source.stem, powers[(b, key)][0], pw.power_w, pw.low_w, pw.high_w))
     for label in sorted(results):
         table(f"{label}: {len(results[label])} launches", results[label])
+    if watts:
+        power_table(watts)
     return 0
 
 

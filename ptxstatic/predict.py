@@ -31,6 +31,7 @@ from ptxstatic.features.work import LaunchWork, launch_work
 from ptxstatic.hardware.figures import GPU_FIGURES, GpuFigures, known_figures
 from ptxstatic.launch import Launch
 from ptxstatic.limits import STATIC_MAX_SECONDS
+from ptxstatic.models.inference.board_power import PowerEstimate, PowerParameters, launch_power
 from ptxstatic.models.inference.bottleneck import BottleneckParameters, TimeEstimate, launch_time
 from ptxstatic.models.inference.calibration import DvfsPrediction
 from ptxstatic.models.inference.loading import (
@@ -38,6 +39,7 @@ from ptxstatic.models.inference.loading import (
     LoadedModel,
     bottleneck_parameters,
     not_shipped,
+    power_parameters,
     prediction_model,
 )
 from ptxstatic.models.inference.physical_surfaces import QUANTITIES
@@ -63,6 +65,7 @@ class Models:
     gpu: str
     figures: GpuFigures | None
     bottleneck: BottleneckParameters  # the absolute time model's parameters for the GPU
+    power: PowerParameters | None = None  # the board power model fitted on the GPU, where one is shipped
 
 
 def load_models(gpu: str | None = None, model_path: str | None = None) -> Models:
@@ -77,7 +80,7 @@ def load_models(gpu: str | None = None, model_path: str | None = None) -> Models
                              f"estimate: {estimable}")
     if dvfs is not None:
         dvfs.require_calibration()  # predict reports intervals, which an uncalibrated model cannot give
-    return Models(dvfs, name, figures, bottleneck_parameters(name))
+    return Models(dvfs, name, figures, bottleneck_parameters(name), power_parameters(name))
 
 
 def executed_estimate(kernel: Function, bound: BoundLaunch | None, max_seconds: float = STATIC_MAX_SECONDS,
@@ -177,10 +180,18 @@ class Timing:
     work: LaunchWork
     traffic: LaunchTraffic
     figures: GpuFigures
+    power: PowerEstimate | None = None  # the board power at the same clocks, where the GPU has a power model
 
     def to_dict(self) -> dict:
-        return {**self.at_reference.to_dict(), "work": self.work.to_dict(), "traffic": traffic_summary(self.traffic),
-                "gpu": self.figures.to_dict()}
+        out = {**self.at_reference.to_dict(), "work": self.work.to_dict(), "traffic": traffic_summary(self.traffic),
+               "gpu": self.figures.to_dict()}
+        if self.power is not None:
+            t = self.at_reference
+            out.update(self.power.to_dict())
+            out.update({"energy_mj": round(t.time_ms * self.power.power_w, 6),
+                        "energy_mj_low": round(t.low_ms * self.power.low_w, 6),
+                        "energy_mj_high": round(t.high_ms * self.power.high_w, 6)})
+        return out
 
 
 def reference_clocks(models: Models) -> tuple[float, float]:
@@ -218,7 +229,26 @@ def launch_timing(models: Models, bound: BoundLaunch | None, counts: BlockCounts
         notes.append(f"traffic: the sample of the launch ended early ({traffic.sampled['stopped']}): what it ran "
                      "is scaled by the block counts")
     f_mem, f_core = reference_clocks(models)
-    return Timing(launch_time(work, figures, f_mem, f_core, models.bottleneck), work, traffic, figures)
+    return Timing(launch_time(work, figures, f_mem, f_core, models.bottleneck), work, traffic, figures,
+                  launch_power_at(models, work, f_mem, f_core, notes))
+
+
+def launch_power_at(models: Models, work: LaunchWork, f_mem: float, f_core: float, notes: list[str]
+                    ) -> PowerEstimate | None:
+    """The board power while the launch runs at the given clocks, where the GPU's power model covers them
+    (it is fitted at the board's default clocks); else None, saying why in ``notes``."""
+    figures = models.figures
+    assert figures is not None
+    if models.power is None:
+        notes.append(f"no board power model for GPU {models.gpu!r}: no absolute power (the power scaling over "
+                     "clocks, where printed, is relative)")
+        return None
+    if figures.default_clocks is not None and (f_mem, f_core) != tuple(figures.default_clocks):
+        notes.append(f"the board power model of {models.gpu} is fitted at its default clocks "
+                     f"{figures.default_clocks[0]:g}/{figures.default_clocks[1]:g} MHz, not at {f_mem:g}/{f_core:g} "
+                     "MHz: no absolute power")
+        return None
+    return launch_power(work, figures, f_mem, f_core, models.bottleneck, models.power)
 
 
 def _rounded(x: float) -> float:

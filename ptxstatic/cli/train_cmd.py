@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import click
 
-MODELS = ("physical", "lstm", "lstm_paper", "mean_surface", "group_forest", "wu_clusters", "forest", "bottleneck")
+MODELS = ("physical", "lstm", "lstm_paper", "mean_surface", "group_forest", "wu_clusters", "forest", "bottleneck",
+          "power")
 
 
 def _read_results(paths: tuple[str, ...]) -> list[dict]:
@@ -28,13 +29,13 @@ def _read_results(paths: tuple[str, ...]) -> list[dict]:
 @click.command()
 @click.argument("model", type=click.Choice(MODELS))
 @click.option("--data", "data_paths", required=True, multiple=True, metavar="DB|FOLDER",
-              help="Dataset file, or a folder in the gpuPTXModel layout (imported on the fly); bottleneck takes "
-                   "several collect datasets (repeat the option).")
+              help="Dataset file, or a folder in the gpuPTXModel layout (imported on the fly); bottleneck and "
+                   "power take several collect datasets (repeat the option).")
 @click.option("--counters", multiple=True, metavar="DB",
               help="bottleneck: datasets of hardware counters (`collect --counters`), whose durations add the "
                    "launches the collect datasets lack.")
 @click.option("--manifest", default="microbenchmarks/manifest.json", show_default=True, metavar="MANIFEST.json",
-              help="bottleneck: the manifest the measured launches come from.")
+              help="bottleneck, power: the manifest the measured launches come from.")
 @click.option("--gpu", metavar="NAME", help="GPU whose measurements to train on (default: the dataset's only GPU).")
 @click.option("--out", "out", required=True, metavar="DIR",
               help="Model directory to write (for forest: a directory that receives forest_time/ and forest_power/).")
@@ -51,12 +52,14 @@ def train(model: str, data_paths: tuple[str, ...], counters: tuple[str, ...], ma
           out: str, cv: int, cv_from: tuple[str, ...], grouping: str, seed: int, jobs: int) -> None:
     """Train MODEL: physical (the default of predict), lstm (tuned), lstm_paper (the paper's
     hyper-parameters), the mean_surface, group_forest and wu_clusters DVFS baselines, forest (absolute
-    time and power at the reference clocks, from per-launch features where the data has launches), or
-    bottleneck (the absolute time model's parameters, fitted on a GPU's measured launches of a manifest)."""
+    time and power at the reference clocks, from per-launch features where the data has launches),
+    bottleneck (the absolute time model's parameters, fitted on a GPU's measured launches of a manifest), or
+    power (the board power model's weights, fitted on the same launches' measured power at default clocks,
+    with the GPU's shipped bottleneck parameters giving the times)."""
     from pathlib import Path
 
-    if model == "bottleneck":
-        _train_bottleneck(data_paths, counters, manifest, gpu, out)
+    if model in ("bottleneck", "power"):
+        _train_absolute(model, data_paths, counters, manifest, gpu, out)
         return
     if len(data_paths) != 1:
         raise click.BadParameter(f"{model} trains on one dataset", param_hint="--data")
@@ -90,21 +93,32 @@ def train(model: str, data_paths: tuple[str, ...], counters: tuple[str, ...], ma
         click.echo(str(path))
 
 
-def _train_bottleneck(data: tuple[str, ...], counters: tuple[str, ...], manifest: str, gpu: str | None,
-                      out: str) -> None:
+def _train_absolute(model: str, data: tuple[str, ...], counters: tuple[str, ...], manifest: str, gpu: str | None,
+                    out: str) -> None:
+    """bottleneck or power: both fitted on the measured launches of a manifest, as ``predict`` sees them."""
     from pathlib import Path
 
     from ptxstatic.hardware.figures import gpu_figures
+    from ptxstatic.models.inference.loading import bottleneck_parameters
+    from ptxstatic.models.training.board_power import measured_powers, power_observations, train_power
     from ptxstatic.models.training.bottleneck import observations, train_bottleneck
     from ptxstatic.report.progress import Progress
 
     if gpu is None:
-        raise click.BadParameter("bottleneck needs the GPU the measurements are of", param_hint="--gpu")
+        raise click.BadParameter(f"{model} needs the GPU the measurements are of", param_hint="--gpu")
     figures = gpu_figures(gpu)
+    if model == "power":
+        counters = ()  # counters' launches have no board power
     sources = {Path(p).name: "collect" for p in data} | {Path(p).name: "counters" for p in counters}
     with Progress() as bar:
         obs = observations(Path(manifest), [Path(p) for p in data], [Path(p) for p in counters], figures,
                            progress=bar.say)
         bar.say(f"{len(obs)} measured launches of {figures.name}")
-        written = train_bottleneck(obs, figures, Path(out), sources, progress=bar.say)
+        if model == "bottleneck":
+            written = train_bottleneck(obs, figures, Path(out), sources, progress=bar.say)
+        else:
+            pobs = power_observations(obs, measured_powers([Path(p) for p in data], figures.name))
+            bar.say(f"{len(pobs)} of them with usable board power")
+            written = train_power(pobs, figures, bottleneck_parameters(figures.name), Path(out), sources,
+                                  progress=bar.say)
     click.echo(str(written))

@@ -77,6 +77,11 @@ def _absolute(d: dict) -> list[str]:
              f"published figures of the {board} ({a['parameters']}), not a measurement; {a['bound']}-bound (core "
              f"{r['core']:.3g} ms, DRAM {r['dram']:.3g} ms, L2 {r['l2']:.3g} ms, L1 {r['l1']:.3g} ms, launch "
              f"{a['overhead_ms']:.3g} ms); memory-bound share {a['memory_share']:.2f}"]
+    if "power_w" in a:
+        energy = _ms(a["energy_mj"], a["energy_mj_low"], a["energy_mj_high"])
+        lines.append(f"board power at the same clocks: {a['power_w']:.0f} W ({a['power_w_low']:.0f}–"
+                     f"{a['power_w_high']:.0f}) — the {a['power_model']} model ({a['power_parameters']}), not a "
+                     f"measurement; energy per launch {energy} mJ")
     t = a.get("traffic")
     if t:
         lines.append(f"traffic: DRAM {_bytes(t['dram_read_bytes'])} read, {_bytes(t['dram_write_bytes'])} written; "

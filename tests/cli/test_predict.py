@@ -155,6 +155,23 @@ def test_absolute_time_grows_with_the_work() -> None:
     assert any("needs --launch" in n for n in bare["notes"]) and any("loop depth" in n for n in bare["notes"])
 
 
+@pytest.mark.skipif(not (ROOT / "trained" / "h200" / "power" / "card.json").is_file(),
+                    reason="no shipped trained/h200/power")
+def test_absolute_power_on_the_h200_and_none_on_a_gpu_without_a_power_model() -> None:
+    """With the H200's power model: board power with its interval and energy per launch = time x power, in
+    JSON and text; the A100 has published figures (absolute time) but no power model, and says so."""
+    args = (str(EXAMPLE), "-k", "saxpy", "--launch", "1024/256", "--param", "0=100000000")
+    a = predict_json(*args, "--gpu", "h200")["absolute"]
+    assert a["power_w_low"] < a["power_w"] < a["power_w_high"]
+    assert a["energy_mj"] == pytest.approx(a["time_ms"] * a["power_w"], rel=1e-3)
+    assert a["energy_mj_low"] <= a["energy_mj"] <= a["energy_mj_high"]
+    text = run("predict", *args, "--gpu", "h200")
+    assert text.returncode == 0 and f"board power at the same clocks: {a['power_w']:.0f} W" in text.stdout
+    other = predict_json(*args, "--gpu", "a100")
+    assert other["absolute"]["time_ms"] > 0 and "power_w" not in other["absolute"]
+    assert any("no board power model for GPU 'a100'" in n for n in other["notes"])
+
+
 @needs_models
 def test_a_model_with_an_energy_head_keeps_columns_and_decisions_together() -> None:
     """wu_clusters takes its energy from its energy head: the energy column is what the decisions use."""

@@ -12,7 +12,10 @@ resource of the GPU needs:
   ``special_latency_scale``, ``control_latency_scale``), which few warps cannot hide;
 * **DRAM**: the DRAM bytes of a launch among others (every written byte written back) over the bandwidth
   at the memory clock, at ``dram_share`` of its peak;
-* **L2**: the L2 sectors (32 bytes) over ``l2_bytes_per_clock`` bytes per core clock for the whole chip;
+* **L2**: the L2 sectors (32 bytes) read and written over ``l2_bytes_per_clock`` bytes per core clock for
+  the whole chip, plus the atomic sectors over ``l2_atomic_sectors_per_clock`` (the L2's atomic units
+  process a sector's operations far more slowly than it moves a sector: on the H200 global atomics take
+  0.08–0.10 ns per atomic sector whatever their addresses, about 30 times a read's time);
 * **L1 and shared memory**: the busiest SM's L1 sectors at ``l1_sectors_per_clock`` and shared-memory
   wavefronts at ``shared_wavefronts_per_clock`` per core clock.
 
@@ -41,6 +44,7 @@ RESOURCES = ("core", "dram", "l2", "l1")
 class BottleneckParameters:
     dram_share: float = 0.8  # of the peak DRAM bandwidth a streaming kernel sustains
     l2_bytes_per_clock: float = 2 * 2560.0  # the whole chip's L2 bandwidth, bytes per core clock
+    l2_atomic_sectors_per_clock: float = 5.0  # atomic sectors the whole chip's L2 processes per core clock
     l1_sectors_per_clock: float = 4.0  # per SM
     shared_wavefronts_per_clock: float = 1.0  # per SM
     latency_scale: float = 1.0  # of the arithmetic latencies of the dependent path
@@ -125,7 +129,9 @@ def resource_times(work: LaunchWork, figures: GpuFigures, f_mem_mhz: float, f_co
     if t is not None:
         pick = lambda e: getattr(e, which)  # noqa: E731
         out["dram"] = pick(t.steady_dram_bytes) / (figures.bandwidth(f_mem_mhz) * params.dram_share)
-        out["l2"] = pick(t.l2_sectors) * SECTOR / (params.l2_bytes_per_clock * clock)
+        moved = pick(t.l2_read_sectors) + pick(t.l2_write_sectors)
+        out["l2"] = (moved * SECTOR / params.l2_bytes_per_clock + pick(t.l2_atomic_sectors)
+                     / params.l2_atomic_sectors_per_clock) / clock
         out["l1"] = share * (pick(t.l1_sectors) / params.l1_sectors_per_clock
                              + pick(t.shared_wavefronts) / params.shared_wavefronts_per_clock) / clock
     else:

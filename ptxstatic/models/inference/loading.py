@@ -13,6 +13,7 @@ import numpy as np
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.models.inference.artifacts import load_arrays, read_card
 from ptxstatic.models.inference.baselines import GroupForestPredictor, MeanSurfacePredictor, WuPredictor
+from ptxstatic.models.inference.board_power import PowerParameters
 from ptxstatic.models.inference.bottleneck import DEFAULT_PARAMETERS, BottleneckParameters
 from ptxstatic.models.inference.calibration import Calibration, DvfsPrediction
 from ptxstatic.models.inference.forest import ForestPredictor
@@ -30,6 +31,8 @@ DVFS_KINDS = ("lstm", "mean_surface", "group_forest", "wu_clusters", "physical")
 DEFAULT_DVFS = "physical"
 #: the directory name of a GPU's fitted absolute time model
 BOTTLENECK = "bottleneck"
+#: the directory name of a GPU's fitted board power model
+POWER = "power"
 DEFAULT_WHY = (
     "the only model whose surfaces are physically consistent (time never rises with a clock, energy = time x power, "
     "so the printed table, the minimum-energy clocks and the Pareto set agree), with calibrated intervals and "
@@ -173,3 +176,16 @@ def bottleneck_parameters(gpu: str) -> BottleneckParameters:
                 fitted = f"{fitted}; fitted on {name}, not on {gpu}"
             return replace(params, fitted_on=fitted)
     return DEFAULT_PARAMETERS
+
+
+def power_parameters(gpu: str) -> PowerParameters | None:
+    """The board power model fitted on ``gpu`` (``trained/<gpu>/power``); None without one (a board's power
+    is its own: no other GPU's fit stands in)."""
+    if not is_shipped(gpu, POWER):
+        return None
+    directory, card = read_card(models_root() / gpu / POWER)
+    load_arrays(directory, card)  # its integrity
+    try:
+        return PowerParameters.from_dict(card["config"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise PtxstaticError(f"{directory}: model configuration is malformed ({exc!r})") from None

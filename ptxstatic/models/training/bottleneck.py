@@ -36,15 +36,16 @@ from ptxstatic.traffic.model import launch_traffic
 
 #: parameters the fit moves, with their bounds: physically plausible ranges, so that a few launches the
 #: model cannot describe do not carry a parameter to a value that means nothing (the L2's from the A100's
-#: published 5120 bytes per clock: contended atomics, which the model does not describe, otherwise pull it
-#: below what streaming kernels show, and they would be called L2-bound)
-FITTED = {"dram_share": (0.5, 1.0), "l2_bytes_per_clock": (5120.0, 20000.0), "l1_sectors_per_clock": (1.0, 8.0),
+#: published 5120 bytes per clock: slow launches the model does not describe otherwise pull it below what
+#: streaming kernels show, and they would be called L2-bound; atomics have their own rate)
+FITTED = {"dram_share": (0.5, 1.0), "l2_bytes_per_clock": (5120.0, 20000.0),
+          "l2_atomic_sectors_per_clock": (1.0, 64.0), "l1_sectors_per_clock": (1.0, 8.0),
           "shared_wavefronts_per_clock": (0.5, 2.0), "latency_scale": (0.5, 2.0),
           "memory_latency_scale": (0.5, 2.0), "special_latency_scale": (0.5, 2.0),
           "control_latency_scale": (0.5, 4.0), "issue_scale": (0.5, 1.5), "alu_scale": (0.4, 1.5),
           "xu_scale": (0.4, 1.5), "overlap": (2.0, 16.0), "overhead_us": (1.0, 10.0)}
 #: the robust loss of the fit and its scale (log ratio): a few launches the model cannot describe (tensor
-#: cores, contended atomics) must not bend it for the rest
+#: cores, atomics to one address) must not bend it for the rest
 LOSS, LOSS_SCALE = "soft_l1", 0.2
 
 
