@@ -28,7 +28,7 @@ from ptxstatic.analysis.sequence import kernel_sequence
 from ptxstatic.block_counts import BlockCounts
 from ptxstatic.features.portable import memory_traffic
 from ptxstatic.hardware.figures import GpuFigures
-from ptxstatic.hardware.issue_rates import issue_class
+from ptxstatic.hardware.issue_rates import issue_class, tensor_work
 from ptxstatic.hardware.occupancy import ARCHS
 from ptxstatic.limits import WARP_SIZE
 from ptxstatic.ptx import isa
@@ -43,7 +43,7 @@ SCHEDULERS = 4
 PIPES = {
     "fp32": "fma", "fp16": "fma", "int_mul": "fma_heavy", "fp64": "fp64", "special": "xu", "fp_div": "xu",
     "conversion": "xu", "conversion64": "fp64", "int_add": "alu", "shift_compare": "alu", "bit_count": "xu",
-    "int_div": "alu", "shuffle": "lsu", "load_store": "lsu", "control": "branch",
+    "int_div": "alu", "shuffle": "lsu", "load_store": "lsu", "control": "branch", "tensor": "tensor",
 }
 #: clocks from an instruction's issue until a dependent instruction can use its result, by producer: the
 #: dependent-issue latencies that microbenchmark studies of Volta to Hopper measure (arithmetic 4 to 8, the
@@ -51,7 +51,7 @@ PIPES = {
 #: scaled as a whole by its calibration
 LATENCY = {"fp32": 4, "fp16": 5, "int_add": 4, "int_mul": 5, "shift_compare": 4, "bit_count": 6, "fp64": 8,
            "conversion": 12, "conversion64": 12, "special": 20, "fp_div": 20, "int_div": 40, "shuffle": 24,
-           "control": 8, "shared": 30, "global": 300, "local": 300, "param": 4, "const": 8}
+           "control": 8, "shared": 30, "global": 300, "local": 300, "param": 4, "const": 8, "tensor": 32}
 
 
 #: IEEE-rounded single-precision division, reciprocal and square root: the instruction sequences ptxas emits
@@ -74,11 +74,13 @@ GLOBAL_LOAD_LATENCY = {"l1": 40, "l2": 300, "dram": 700}
 @dataclass(frozen=True)
 class Cost:
     """What one PTX instruction costs once it is machine code: the class whose pipe runs it, how many machine
-    instructions it is, and the clocks until its result can be used."""
+    instructions it is, the clocks until its result can be used, and how many of its class's results each
+    machine instruction is on the pipe (a matrix multiply-accumulate: its multiply-adds per thread)."""
 
     cls: str
     count: float
     latency: float
+    results: float = 1.0
 
 
 def instruction_cost(ins: Instruction, invariant: Callable[[Instruction], bool],
@@ -92,6 +94,8 @@ def instruction_cost(ins: Instruction, invariant: Callable[[Instruction], bool],
         return Cost("int_add", 1.0, LATENCY["int_add"])  # between integer widths: a move or nothing
     if op == "cvt" and any(t in ("f16", "bf16", "f16x2", "bf16x2") for t in info.types):
         return Cost("fp32", 1.0, LATENCY["fp16"])  # half conversions run on the FMA pipe
+    if cls == "tensor":
+        return Cost(cls, 1.0, LATENCY["tensor"], tensor_work(op, info.types, info.other))
     if cls == "int_mul":
         return Cost(cls, 4.0 if wide and "wide" not in info.other else 1.0, LATENCY["int_mul"])
     if cls == "int_add" and wide and op in ("add", "sub", "min", "max", "neg", "abs"):
@@ -176,7 +180,7 @@ def launch_work(module: Module, counts: BlockCounts, figures: GpuFigures,
             for ins, cost in zip(b.instructions, costs, strict=True):
                 instructions += c
                 warp_instructions += c * cost.count / active
-                pipes[PIPES[cost.cls]] += c * cost.count / getattr(rates, cost.cls)
+                pipes[PIPES[cost.cls]] += c * cost.count * cost.results / getattr(rates, cost.cls)
                 for space, nbytes in memory_traffic(ins):
                     if space == "unknown":
                         unknown += c

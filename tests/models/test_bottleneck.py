@@ -9,9 +9,11 @@ from __future__ import annotations
 import pytest
 from support.paths import ROOT
 
+from ptxstatic.analysis.cfg import build_cfg
 from ptxstatic.counts.static import estimate_counts
 from ptxstatic.features.work import launch_work
 from ptxstatic.hardware.figures import GPU_FIGURES, gpu_figures
+from ptxstatic.hardware.issue_rates import tensor_work
 from ptxstatic.launch import Launch
 from ptxstatic.models.inference.bottleneck import DEFAULT_PARAMETERS, launch_time
 from ptxstatic.ptx import parse_file
@@ -93,3 +95,41 @@ def test_published_bandwidth_follows_from_bus_width_and_memory_clock(name: str, 
     g = GPU_FIGURES[name]
     assert g.bandwidth(g.memory_mhz) / 1e9 == pytest.approx(gb_s, rel=0.002)
     assert g.sms == sms and g.sources and g.rates.source
+
+
+TENSOR_PTX = ROOT / "tests" / "data" / "fixtures" / "ptx" / "nvcc" / "sm_90" / "plain" / "tensor.ptx"
+
+
+def test_matrix_multiply_accumulates_load_the_tensor_pipe_by_their_multiply_adds() -> None:
+    """mma.sync.m16n8k16 (tests/data/cuda/tensor.cu, nvcc for sm_90): each executed instruction puts its
+    16·8·16 multiply-adds, a 32nd per thread, on the H200's tensor pipe at its published 2048 per SM per
+    clock; the pipe's load grows with K as the loop's trip count does."""
+    module = parse_file(TENSOR_PTX)
+    h200 = gpu_figures("h200")
+
+    def work(k: int):
+        bound = bind(module, "mma_m16n8k16_ldmatrix", Launch((132, 1, 1), (128, 1, 1), args={"3": k}))
+        counts = estimate_counts(bound).counts
+        return launch_work(module, counts, h200, launch_traffic(bound, counts.counts, h200)), counts
+
+    short, counts = work(256)
+    fn = module.function("mma_m16n8k16_ldmatrix")
+    executed = sum(n * sum(ins.info.opcode == "mma" for ins in b.instructions)
+                   for b in build_cfg(fn).blocks for n in [counts.counts[fn.name].get(b.id, 0.0)])
+    assert executed == 132 * 128 * 256 / 16
+    assert short.pipe_cycles["tensor"] == pytest.approx(executed * 16 * 8 * 16 / 32 / h200.rates.tensor)
+    long, _ = work(2048)
+    assert long.pipe_cycles["tensor"] == pytest.approx(8 * short.pipe_cycles["tensor"])
+
+
+@pytest.mark.parametrize("opcode,types,shape,like", [
+    ("wmma.mma", ("f32", "f32"), "m16n16k16", "m16n16k16"),  # f16 inputs: wmma names the accumulators only
+    ("wmma.mma", ("f32", "tf32", "tf32", "f32"), "m16n16k8", "m16n16k16"),  # half the multiply-adds, half the rate
+    ("wmma.mma", ("f64", "f64", "f64", "f64"), "m8n8k4", "m16n16k16"),  # 1/32 of them at 1/16 of the rate
+    ("mma", ("s32", "s8", "s8", "s32"), "m16n8k32", "m16n8k16"),  # twice the multiply-adds at twice the rate
+    ("wgmma.mma_async", ("f32", "f16", "f16"), "m64n16k16", "m16n16k16"),  # four warps share a warpgroup's
+])
+def test_tensor_work_follows_shape_type_and_issuing_threads(opcode: str, types: tuple, shape: str, like: str) -> None:
+    """Each costs a thread the tensor pipe's time of the f16 mma.sync of shape ``like``."""
+    f16 = tensor_work("mma", ("f32", "f16", "f16", "f32"), ("row", "col", like))
+    assert tensor_work(opcode, types, ("row", "col", shape)) == pytest.approx(f16)

@@ -6,7 +6,8 @@ resource of the GPU needs:
 
 * **core**: on the busiest SM (CTAs are spread evenly, ``ceil(CTAs / SMs)`` on it), the larger of the
   schedulers' clocks (``issue_scale`` machine instructions per PTX instruction) and the busiest pipe's
-  (the integer and special-function pipes scaled by ``alu_scale`` and ``xu_scale``), and the latency
+  (the integer, special-function and tensor pipes scaled by ``alu_scale``, ``xu_scale`` and
+  ``tensor_scale``), and the latency
   bound: in each round of resident CTAs, one warp's dependent-latency path (its waits for arithmetic,
   memory, the special-function unit and branches scaled by ``latency_scale``, ``memory_latency_scale``,
   ``special_latency_scale``, ``control_latency_scale``), which few warps cannot hide;
@@ -54,6 +55,7 @@ class BottleneckParameters:
     issue_scale: float = 1.0  # machine instructions per PTX instruction issued (ptxas fuses and drops some)
     alu_scale: float = 1.0  # clocks of the integer pipe relative to the published rates
     xu_scale: float = 1.0  # ... of the special-function and conversion pipe
+    tensor_scale: float = 1.0  # ... of the tensor cores (mma.sync and wmma reach less than the published rate)
     overlap: float = 4.0  # p of the p-norm of the resources' times
     overhead_us: float = 3.0
     error_low: float = 0.75  # multiplicative interval of the fit's errors on held-out launches (90 %)
@@ -117,7 +119,7 @@ def resource_times(work: LaunchWork, figures: GpuFigures, f_mem_mhz: float, f_co
     share = on_busiest / ctas
     clock = f_core_mhz * 1e6
     rounds = math.ceil(on_busiest / max(1, work.resident_ctas))
-    scale = {"alu": params.alu_scale, "xu": params.xu_scale}
+    scale = {"alu": params.alu_scale, "xu": params.xu_scale, "tensor": params.tensor_scale}
     pipes = [v * scale.get(k, 1.0) for k, v in work.pipe_cycles.items()]
     compute = max([work.issue_cycles * params.issue_scale, *pipes])
     waits = {"issue": 1.0, "arithmetic": params.latency_scale, "memory": params.memory_latency_scale,

@@ -13,8 +13,9 @@ them) with the board power ``collect`` measured while it ran. Which samples are 
   updates too rarely for its power to mean anything (where the sample states its power's resolution, one
   worse than :data:`MAX_POWER_RESOLUTION` is left out instead).
 
-The weights are a non-negative least-squares fit (residuals in watts, weighted as above); the interval's factors are the 5th and 95th percentiles of measured / predicted on
-families (manifest source files) left out of the fit. The card scores the model and a constant (the
+The weights are a non-negative least-squares fit (residuals in watts, weighted as above); the interval's
+factors are the 5th and 95th percentiles of measured / predicted on families (manifest source files) left
+out of the fit. The card scores the model and a constant (the
 weighted mean power of the training families) by leave-one-family-out.
 """
 

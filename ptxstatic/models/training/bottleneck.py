@@ -43,7 +43,7 @@ FITTED = {"dram_share": (0.5, 1.0), "l2_bytes_per_clock": (5120.0, 20000.0),
           "shared_wavefronts_per_clock": (0.5, 2.0), "latency_scale": (0.5, 2.0),
           "memory_latency_scale": (0.5, 2.0), "special_latency_scale": (0.5, 2.0),
           "control_latency_scale": (0.5, 4.0), "issue_scale": (0.5, 1.5), "alu_scale": (0.4, 1.5),
-          "xu_scale": (0.4, 1.5), "overlap": (2.0, 16.0), "overhead_us": (1.0, 10.0)}
+          "xu_scale": (0.4, 1.5), "tensor_scale": (0.5, 8.0), "overlap": (2.0, 16.0), "overhead_us": (1.0, 10.0)}
 #: the robust loss of the fit and its scale (log ratio): a few launches the model cannot describe (tensor
 #: cores, atomics to one address) must not bend it for the rest
 LOSS, LOSS_SCALE = "soft_l1", 0.2
@@ -133,9 +133,11 @@ def fit(obs: list[Observation], figures: GpuFigures, start: BottleneckParameters
     return _with(start, result.x)
 
 
-def held_out_ratios(obs: list[Observation], figures: GpuFigures, start: BottleneckParameters
+def held_out_ratios(obs: list[Observation], figures: GpuFigures, start: BottleneckParameters = DEFAULT_PARAMETERS
                     ) -> dict[int, float]:
-    """log(predicted / measured) of each observation by a fit that did not see its family."""
+    """log(predicted / measured) of each observation by a fit that did not see its family, started from
+    ``start`` (the defaults: starting from the fit on every family would carry what it learnt from the held-out
+    one into parameters no other family constrains)."""
     out = {}
     for family in sorted({o.family for o in obs}):
         train = [o for o in obs if o.family != family and o.exact]
@@ -176,7 +178,7 @@ def train_bottleneck(obs: list[Observation], figures: GpuFigures, out: Path, sou
     progress(f"fitting on {len(exact)} launches with exact block counts")
     params = fit(exact, figures)
     progress("leave-one-family-out")
-    held = held_out_ratios(obs, figures, params)
+    held = held_out_ratios(obs, figures)
     held_exact = [held[i] for i, o in enumerate(obs) if o.exact and i in held]
     low, high = error_factors(held_exact)
     fitted_on = f"fitted on {len(exact)} launches of {figures.name} ({', '.join(sorted(sources))})"
