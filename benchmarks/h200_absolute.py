@@ -34,10 +34,10 @@ from ptxstatic.errors import PtxstaticError
 from ptxstatic.features.work import launch_work
 from ptxstatic.hardware.figures import gpu_figures
 from ptxstatic.launch import Launch
+from ptxstatic.models.evaluation.measured_launches import measured_powers
 from ptxstatic.models.inference.board_power import launch_power
 from ptxstatic.models.inference.bottleneck import launch_time
 from ptxstatic.models.inference.loading import bottleneck_parameters, power_parameters
-from ptxstatic.models.training.board_power import measured_powers
 from ptxstatic.ptx.launch_binding import bind
 from ptxstatic.traffic.model import launch_traffic
 

@@ -63,16 +63,21 @@ def _saved_cv(models: tuple[str, ...], grouping: str) -> Path | None:
               help="What cross-validation keeps on one side of a split: benchmark families or single benchmarks.")
 @click.option("--seed", default=0, show_default=True)
 @click.option("--jobs", default=1, show_default=True, help="Folds trained at once (worker processes), with --cv.")
+@click.option("--manifest", default="microbenchmarks/manifest.json", show_default=True, metavar="MANIFEST.json",
+              help="With absolute time or board power models (trained/h200): the manifest the dataset's launches "
+                   "come from.")
 @click.option("--record", is_flag=True,
               help="Write each model's scores on the data into its card (evaluation.validation); not with --cv.")
 @options.output_format("text", "json", "markdown")
 def evaluate(models: tuple[str, ...], data: str | None, fullpipe: str | None, gpu: str | None, cv: int,
-             cv_models: str, grouping: str, seed: int, jobs: int, record: bool, fmt: str) -> None:
+             cv_models: str, grouping: str, seed: int, jobs: int, manifest: str, record: bool, fmt: str) -> None:
     """Time, power and energy errors of the scaling factors over the clock configurations (MAPE, share of
     time within 10 %), the energy of the predicted minimum-energy configuration against F_max and against
     the true minimum, the coverage of the intervals, and per-sample errors; the training set's mean
     surface is always a row (with --data). With --fullpipe: the same figures for each application through the
-    whole pipeline, kernels combined by launches x predicted time."""
+    whole pipeline, kernels combined by launches x predicted time. Absolute time and board power models
+    (trained/h200) are scored on a collect dataset of the manifest's launches: errors, and the share inside
+    their 90 % interval."""
     from ptxstatic.errors import PtxstaticError
     from ptxstatic.report.dvfs_evaluation import evaluation_markdown, evaluation_text
     from ptxstatic.report.json_doc import json_document
@@ -88,7 +93,8 @@ def evaluate(models: tuple[str, ...], data: str | None, fullpipe: str | None, gp
             raise PtxstaticError("--fullpipe scores trained models: not with --cv or --record")
         results = _fullpipe(models, Path(fullpipe))
     else:
-        results = _on_data(models, data, gpu, cv, cv_models, grouping, seed, jobs, record)  # type: ignore[arg-type]
+        results = _on_data(models, data, gpu, cv, cv_models, grouping, seed, jobs, record,  # type: ignore[arg-type]
+                           Path(manifest))
     if fmt == "json":
         click.echo(json_document("evaluate", [], [], evaluation=results))
     elif fmt == "markdown":
@@ -120,10 +126,21 @@ def _fullpipe(models: tuple[str, ...], folder: Path) -> dict:
 
 
 def _on_data(models: tuple[str, ...], data: str, gpu: str | None, cv: int, cv_models: str, grouping: str,
-             seed: int, jobs: int, record: bool) -> dict:
+             seed: int, jobs: int, record: bool, manifest: Path) -> dict:
     from ptxstatic.dataset.dataset import default_gpu, load_dataset, open_data
+    from ptxstatic.errors import PtxstaticError
+    from ptxstatic.models.evaluation.absolute import ABSOLUTE_KINDS, absolute_results
+    from ptxstatic.models.inference.artifacts import read_card
     from ptxstatic.report.progress import Progress
 
+    cards = [read_card(d)[1] for d in _model_dirs(models)]
+    absolute = [c for c in cards if c.get("kind") in ABSOLUTE_KINDS]
+    if absolute:
+        if cv > 1 or record or len(absolute) < len(cards):
+            raise PtxstaticError("absolute time and board power models are scored on their own: not with --cv, "
+                                 "--record or DVFS models")
+        with Progress() as bar:
+            return absolute_results(absolute, Path(data), manifest, gpu, bar.say)
     with Progress() as bar:
         store = open_data(data, bar.importing)
         if cv > 1:

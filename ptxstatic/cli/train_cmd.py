@@ -99,9 +99,10 @@ def _train_absolute(model: str, data: tuple[str, ...], counters: tuple[str, ...]
     from pathlib import Path
 
     from ptxstatic.hardware.figures import gpu_figures
+    from ptxstatic.models.evaluation.measured_launches import measured_powers, observations, power_observations
     from ptxstatic.models.inference.loading import bottleneck_parameters
-    from ptxstatic.models.training.board_power import measured_powers, power_observations, train_power
-    from ptxstatic.models.training.bottleneck import observations, train_bottleneck
+    from ptxstatic.models.training.board_power import train_power
+    from ptxstatic.models.training.bottleneck import train_bottleneck
     from ptxstatic.report.progress import Progress
 
     if gpu is None:

@@ -1,28 +1,22 @@
 """The board power model: on CUDA kernels compiled to committed PTX (tests/data/predict/roofline.cu) with the
-power model shipped for the H200, and its fit on the H200's measured board power (the shared default-clock
-data; the tests that need it, or nvcc, skip without them)."""
+power model shipped for the H200, and which of the H200's measured board powers its fit uses and how much
+(the shared default-clock data; the test that needs it skips without it). Training: test_train_absolute.py."""
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import sqlite3
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 from support.paths import ROOT
 
-from ptxstatic.collect.manifest import load_manifest
 from ptxstatic.counts.static import estimate_counts
 from ptxstatic.features.work import launch_work
 from ptxstatic.hardware.figures import gpu_figures
 from ptxstatic.launch import Launch
+from ptxstatic.models.evaluation.measured_launches import DISAGREEMENT, UNRELIABLE_WEIGHT, measured_powers
 from ptxstatic.models.inference.board_power import launch_power
 from ptxstatic.models.inference.loading import bottleneck_parameters, power_parameters
-from ptxstatic.models.training.board_power import DISAGREEMENT, UNRELIABLE_WEIGHT, measured_powers
 from ptxstatic.ptx import parse_file
 from ptxstatic.ptx.launch_binding import bind
 from ptxstatic.traffic.model import launch_traffic
@@ -77,38 +71,3 @@ def test_flagged_power_counts_half_and_short_loops_none() -> None:
     assert {k for k, (_, w) in powers.items() if w == UNRELIABLE_WEIGHT} == flagged
     assert all((abs(p - s) / p > 0.15) == ((b, lk) in flagged) for b, lk, p, s, _ in rows)
     assert measured_powers([SHARED / "microbenchmarks-short.sqlite"], "h200") == {}
-
-
-@needs_data
-@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on the PATH (training compiles the manifest)")
-def test_train_power_on_four_families_and_predict_with_it(tmp_path: Path) -> None:
-    """``train power`` on the 1 s samples of four families writes a card scored leave-one-family-out against a
-    constant; ``predict --gpu h200`` with that model prints the board power and the energy per launch."""
-    families = {"fp32.cu", "fp64.cu", "global_mem.cu", "int.cu"}
-    manifest = load_manifest(ROOT / "microbenchmarks" / "manifest.json")
-    keep = [b.name for b in manifest.benchmarks if b.source.name in families]
-    db = tmp_path / "h200.sqlite"
-    shutil.copy(SHARED / "microbenchmarks-1s.sqlite", db)
-    with sqlite3.connect(db) as con:
-        con.execute(f"DELETE FROM collect_samples WHERE benchmark NOT IN ({', '.join('?' * len(keep))})", keep)
-        kept = con.execute("SELECT COUNT(*) FROM collect_samples WHERE status = 'ok'").fetchone()[0]
-    models = tmp_path / "models"
-    shutil.copytree(ROOT / "trained" / "h200" / "bottleneck", models / "h200" / "bottleneck")
-    p = subprocess.run([sys.executable, "-m", "ptxstatic", "train", "power", "--data", str(db), "--gpu", "h200",
-                        "--out", str(models / "h200" / "power")], capture_output=True, text=True, cwd=ROOT)
-    assert p.returncode == 0, p.stderr
-    card = json.loads((models / "h200" / "power" / "card.json").read_text())
-    held = card["evaluation"]["leave_one_family_out"]
-    assert held["model"]["launches"] == held["constant"]["launches"] == card["samples"]["used"] == kept
-    assert set(card["evaluation"]["by_family_held_out"]) == {f.removesuffix(".cu") for f in families}
-    assert card["config"]["idle_w"] > 0 and min(card["config"]["weights"].values()) >= 0
-    assert card["interval"]["error_low"] < 1 < card["interval"]["error_high"]
-    env = {**os.environ, "PTXSTATIC_MODELS": str(models)}
-    p = subprocess.run([sys.executable, "-m", "ptxstatic", "predict", str(PTX), "-k", "saxpy_n", "--gpu", "h200",
-                        "--launch", "4096/256", "--param", "0=67108864", "--format", "json"],
-                       capture_output=True, text=True, cwd=ROOT, env=env)
-    assert p.returncode == 0, p.stderr
-    a = json.loads(p.stdout)["kernels"][0]["absolute"]
-    assert a["power_w_low"] < a["power_w"] < a["power_w_high"]
-    assert a["power_parameters"] == card["config"]["fitted_on"]
-    assert a["energy_mj"] == pytest.approx(a["time_ms"] * a["power_w"], rel=1e-3)

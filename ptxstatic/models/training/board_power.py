@@ -1,95 +1,31 @@
 """Fitting the board power model (:mod:`ptxstatic.models.inference.board_power`) to a GPU's measured power at
 its default clocks (scipy).
 
-An observation is a measured launch as the bottleneck fit sees it
-(:func:`ptxstatic.models.training.bottleneck.observations`: work and traffic computed as ``predict`` computes
-them) with the board power ``collect`` measured while it ran. Which samples are used, and how much:
-
-* a sample whose power a newer ``collect`` found steady (``power_steady``) counts fully, one it did not
-  counts :data:`UNRELIABLE_WEIGHT`; a sample of an older ``collect`` without that judgement counts fully
-  when its two readings (the energy counter and the sampled power) agree, and
-  :data:`UNRELIABLE_WEIGHT` when its warnings say they differ;
-* a sample whose measuring loop was shorter than :data:`MIN_POWER_LOOP_S` is left out: the energy counter
-  updates too rarely for its power to mean anything (where the sample states its power's resolution, one
-  worse than :data:`MAX_POWER_RESOLUTION` is left out instead).
-
-The weights are a non-negative least-squares fit (residuals in watts, weighted as above); the interval's
+An observation is a measured launch with the board power ``collect`` measured while it ran, and its weight
+(:mod:`ptxstatic.models.evaluation.measured_launches`: which samples are used, and how much). The weights
+are a non-negative least-squares fit (residuals in watts, weighted as the samples are); the interval's
 factors are the 5th and 95th percentiles of measured / predicted on families (manifest source files) left
-out of the fit. The card scores the model and a constant (the
-weighted mean power of the training families) by leave-one-family-out.
+out of the fit. The card scores the model and a constant (the weighted mean power of the training
+families) by leave-one-family-out.
 """
 
 from __future__ import annotations
 
-import json
-import sqlite3
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from ptxstatic.errors import PtxstaticError
 from ptxstatic.hardware.figures import GpuFigures
+from ptxstatic.models.evaluation.measured_launches import (
+    MAX_POWER_RESOLUTION,
+    MIN_POWER_LOOP_S,
+    UNRELIABLE_WEIGHT,
+    PowerObservation,
+)
 from ptxstatic.models.inference.board_power import PowerParameters, activities
 from ptxstatic.models.inference.bottleneck import BottleneckParameters
-from ptxstatic.models.training.bottleneck import Observation
-
-#: weight of a sample whose power the dataset flags as unreliable
-UNRELIABLE_WEIGHT = 0.5
-#: shortest measuring loop whose energy-counter power is used (seconds)
-MIN_POWER_LOOP_S = 0.5
-#: worst relative resolution of a sample's power that is used, where the sample states it
-MAX_POWER_RESOLUTION = 0.1
-#: the warning an older ``collect`` wrote when its two power readings disagreed
-DISAGREEMENT = "differs from the energy counter"
-
-
-@dataclass(frozen=True)
-class PowerObservation:
-    observation: Observation
-    power_w: float
-    weight: float  # 1, or UNRELIABLE_WEIGHT for power the dataset flags
-
-
-def _weight(row: sqlite3.Row) -> float | None:
-    """The sample's weight (module docstring); None: left out."""
-    keys = row.keys()
-    resolution = row["power_resolution"] if "power_resolution" in keys else None
-    if resolution is not None:
-        if resolution > MAX_POWER_RESOLUTION:
-            return None
-    elif row["loop_s"] is None or row["loop_s"] < MIN_POWER_LOOP_S:
-        return None
-    steady = row["power_steady"] if "power_steady" in keys else None
-    if steady is not None:
-        return 1.0 if steady else UNRELIABLE_WEIGHT
-    flagged = any(DISAGREEMENT in w for w in json.loads(row["warnings"] or "[]"))
-    return UNRELIABLE_WEIGHT if flagged else 1.0
-
-
-def measured_powers(collect_dbs: list[Path], gpu: str) -> dict[tuple[str, str], tuple[float, float]]:
-    """(benchmark, launch) -> (power W, weight): of the usable samples, the best-weighted, then the longest."""
-    best: dict[tuple[str, str], tuple[float, float, float]] = {}
-    for path in collect_dbs:
-        with sqlite3.connect(path) as db:
-            db.row_factory = sqlite3.Row
-            rows = db.execute("SELECT * FROM collect_samples WHERE status = 'ok' AND gpu = ? AND power_w > 0",
-                              (gpu,)).fetchall()
-        for row in rows:
-            weight = _weight(row)
-            if weight is None:
-                continue
-            key, rank = (row["benchmark"], row["launch"]), (weight, float(row["loop_s"] or 0.0))
-            if key not in best or rank > best[key][1:]:
-                best[key] = (float(row["power_w"]), *rank)
-    return {k: (p, w) for k, (p, w, _) in best.items()}
-
-
-def power_observations(obs: list[Observation], powers: dict[tuple[str, str], tuple[float, float]]
-                       ) -> list[PowerObservation]:
-    """The observations with a usable power measurement."""
-    return [PowerObservation(o, *powers[(o.benchmark, o.launch)]) for o in obs if (o.benchmark, o.launch) in powers]
 
 
 def design(pobs: list[PowerObservation], figures: GpuFigures, time_params: BottleneckParameters

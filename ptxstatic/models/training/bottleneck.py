@@ -1,11 +1,8 @@
 """Fitting the bottleneck time model's parameters (:mod:`ptxstatic.models.inference.bottleneck`) to a GPU's
 measured launches (scipy).
 
-An observation is one measured launch of a manifest: its work and traffic computed as ``predict`` computes
-them (the module compiled for the GPU's architecture, the launch bound, block counts from the GPU's
-instrumented run where the dataset has them, else static) and its measured time. Time comes from
-``collect`` datasets (``collect_samples``, at default clocks) and from hardware-counter datasets
-(``collect_counters``' durations under Nsight Compute) for launches the former lack. The fit minimises the
+An observation is one measured launch of a manifest as ``predict`` sees it
+(:mod:`ptxstatic.models.evaluation.measured_launches`). The fit minimises the
 squared log ratio of predicted to measured time over the launches whose counts are exact; the interval's
 error factors are the 5th and 95th percentiles of the ratio on launches of families held out of the fit
 (leave-one-family-out, a family being a manifest source file).
@@ -13,26 +10,17 @@ error factors are the 5th and 95th percentiles of the ratio on launches of famil
 
 from __future__ import annotations
 
-import json
 import math
-import sqlite3
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
-from ptxstatic.block_counts import BlockCounts
-from ptxstatic.collect.compile import compile_all
-from ptxstatic.collect.manifest import load_manifest
-from ptxstatic.counts.static.estimate import estimate_counts
 from ptxstatic.errors import PtxstaticError
-from ptxstatic.features.work import LaunchWork, launch_work
 from ptxstatic.hardware.figures import GpuFigures
-from ptxstatic.launch import Launch
+from ptxstatic.models.evaluation.measured_launches import Observation
 from ptxstatic.models.inference.bottleneck import DEFAULT_PARAMETERS, BottleneckParameters, launch_time
-from ptxstatic.ptx.launch_binding import bind
-from ptxstatic.traffic.model import launch_traffic
 
 #: parameters the fit moves, with their bounds: physically plausible ranges, so that a few launches the
 #: model cannot describe do not carry a parameter to a value that means nothing (the L2's from the A100's
@@ -47,65 +35,6 @@ FITTED = {"dram_share": (0.5, 1.0), "l2_bytes_per_clock": (5120.0, 20000.0),
 #: the robust loss of the fit and its scale (log ratio): a few launches the model cannot describe (tensor
 #: cores, atomics to one address) must not bend it for the rest
 LOSS, LOSS_SCALE = "soft_l1", 0.2
-
-
-@dataclass(frozen=True)
-class Observation:
-    benchmark: str
-    family: str  # the manifest source file's stem
-    launch: str  # canonical JSON
-    time_ms: float
-    source: str  # "collect" or "counters"
-    exact: bool  # block counts measured on the GPU, or static and exact
-    work: LaunchWork
-
-
-def measured_times(collect_dbs: list[Path], counters_dbs: list[Path], gpu: str) -> dict[tuple[str, str], tuple]:
-    """(benchmark, launch) -> (time ms, source, GPU block counts JSON or None): collect samples first, then
-    the counters' durations for launches no sample has."""
-    out: dict[tuple[str, str], tuple] = {}
-    for path in collect_dbs:
-        with sqlite3.connect(path) as db:
-            rows = db.execute("SELECT s.benchmark, s.launch, s.time_ms, k.block_counts FROM collect_samples s "
-                              "JOIN collect_kernels k ON k.benchmark = s.benchmark AND k.launch = s.launch "
-                              "WHERE s.status = 'ok' AND s.gpu = ?", (gpu,)).fetchall()
-        for b, launch, t, counts in rows:
-            out.setdefault((b, launch), (float(t), "collect", counts))
-    for path in counters_dbs:
-        with sqlite3.connect(path) as db:
-            rows = db.execute("SELECT benchmark, launch, metrics FROM collect_counters WHERE gpu = ?", (gpu,))
-            for b, launch, metrics in rows.fetchall():
-                duration = json.loads(metrics).get("gpu__time_duration.sum")
-                if duration:
-                    out.setdefault((b, launch), (float(duration) / 1e6, "counters", None))
-    return out
-
-
-def observations(manifest: Path, collect_dbs: list[Path], counters_dbs: list[Path], figures: GpuFigures,
-                 progress: Callable[[str], None] = lambda s: None) -> list[Observation]:
-    """Every measured launch of ``manifest`` on ``figures``'s GPU, with its work and traffic."""
-    spec = load_manifest(manifest)
-    times = measured_times(collect_dbs, counters_dbs, figures.name)
-    benches = {b.name: b for b in spec.benchmarks}
-    wanted = [(benches[b], launch) for b, launch in times if b in benches]
-    sources = compile_all(sorted({b.source for b, _ in wanted}), figures.arch, spec.nvcc_flags)
-    out = []
-    for n, (bench, key) in enumerate(sorted(wanted, key=lambda w: (w[0].name, w[1]))):
-        src = sources[bench.source]
-        if isinstance(src, PtxstaticError):
-            continue
-        t, source, gpu_counts = times[(bench.name, key)]
-        bound = bind(src.module, bench.kernel, Launch.from_dict(json.loads(key)))
-        if gpu_counts is not None:
-            counts, exact = BlockCounts.from_dict(json.loads(gpu_counts)), True
-        else:
-            est = estimate_counts(bound)
-            counts, exact = est.counts, bool(est.summary()["exact"])
-        traffic = launch_traffic(bound, counts.counts, figures)
-        work = launch_work(src.module, counts, figures, traffic)
-        out.append(Observation(bench.name, bench.source.stem, key, t, source, exact, work))
-        progress(f"{n + 1}/{len(wanted)} {bench.name}")
-    return out
 
 
 def _with(params: BottleneckParameters, x: np.ndarray) -> BottleneckParameters:
@@ -148,6 +77,17 @@ def held_out_ratios(obs: list[Observation], figures: GpuFigures, start: Bottlene
     return out
 
 
+def constant_ratios(obs: list[Observation]) -> dict[int, float]:
+    """log(predicted / measured) of each observation predicted at the geometric mean of the measured times of
+    the other families' exact observations (the baseline a time model must beat)."""
+    out = {}
+    for family in sorted({o.family for o in obs}):
+        others = [math.log(o.time_ms) for o in obs if o.family != family and o.exact]
+        mean = sum(others) / len(others) if others else 0.0
+        out.update({i: mean - math.log(o.time_ms) for i, o in enumerate(obs) if o.family == family})
+    return out
+
+
 def error_factors(ratios: list[float]) -> tuple[float, float]:
     """The 5th and 95th percentiles of predicted / measured, as multiplicative interval factors: the interval
     ``[low / q95, high / q5]`` holds the measurement 90 % of the time on such launches."""
@@ -184,11 +124,21 @@ def train_bottleneck(obs: list[Observation], figures: GpuFigures, out: Path, sou
     fitted_on = f"fitted on {len(exact)} launches of {figures.name} ({', '.join(sorted(sources))})"
     params = replace(params, error_low=low, error_high=high, fitted_on=fitted_on)
     inside = log_ratios(exact, figures, params)
+    progress("baselines")
+    exact_index = [i for i, o in enumerate(obs) if o.exact and i in held]
+    baselines = {
+        "unfitted": metrics(log_ratios([obs[i] for i in exact_index], figures, DEFAULT_PARAMETERS)),
+        "constant": metrics([constant_ratios(obs)[i] for i in exact_index]),
+    }
     card = {
         "name": BOTTLENECK, "gpu": figures.name, "training_data": sources,
         "split": "fitted on every launch whose block counts are exact (measured on the GPU, or static and exact); "
                  "scored leave-one-family-out (a family: a manifest source file)",
         "evaluation": {"in_sample": metrics(inside), "leave_one_family_out": metrics(held_exact),
+                       "baselines_held_out": baselines,
+                       "baselines_how": "unfitted: the same model with its default parameters on the published "
+                                        "figures (no fit); constant: each held-out family's launches predicted at "
+                                        "the geometric mean of the other families' measured times",
                        "by_family_held_out": {f: metrics([held[i] for i, o in enumerate(obs)
                                                           if o.family == f and o.exact and i in held])
                                               for f in sorted({o.family for o in obs})}},
