@@ -31,7 +31,7 @@ import time
 from ptxstatic.hook.capture import Intake, Watcher, private_dir, remove_dir
 from ptxstatic.hook.client import PROTOCOL, Outcome, Session, identity
 from ptxstatic.hook.unit import UnitAnalysis
-from ptxstatic.limits import HOOK_SERVER_IDLE_S, HOOK_SERVER_RESULT_S, HOOK_WATCH_LINGER_S
+from ptxstatic.limits import HOOK_SERVER_IDLE_S, HOOK_SERVER_POLL_S, HOOK_SERVER_RESULT_S, HOOK_WATCH_LINGER_S
 from ptxstatic.toolchain.nvcc_command import parse_command
 
 #: seconds the watching thread lets the events of nvcc's file operations gather before it reads them: each
@@ -86,12 +86,13 @@ class Server:
             if left <= 0:
                 self.stop(f"no compile for {self.idle:g} s")
                 break
-            self.listener.settimeout(left)
+            self.listener.settimeout(min(left, HOOK_SERVER_POLL_S))  # and look whether stop() was called
             try:
                 conn, _ = self.listener.accept()
             except TimeoutError:
                 continue
-            except OSError:  # stop() shut the socket down
+            if self.stopping.is_set():  # came as it stopped: the hook analyses in its own process
+                conn.close()
                 break
             conn.setblocking(True)
             threading.Thread(target=self._handle, args=(conn,), daemon=True).start()
@@ -106,7 +107,9 @@ class Server:
         log("stopped")
 
     def stop(self, why: str) -> None:
-        """Give up the socket and the lock (a new server may start at once) and end the accepting loop."""
+        """Give up the socket's name and the lock (a new server may start at once) and end the accepting loop,
+        which sees it within :data:`~ptxstatic.limits.HOOK_SERVER_POLL_S` (shutting the listening socket down
+        to wake it would leave an accept with a timeout retrying at full speed until that timeout)."""
         with self._mutex:
             if self._listening:
                 self._listening = False
@@ -114,8 +117,6 @@ class Server:
                 with contextlib.suppress(OSError):
                     os.unlink(self.path)
                 os.close(self.lock)
-                with contextlib.suppress(OSError):
-                    self.listener.shutdown(socket.SHUT_RDWR)  # wakes the accepting loop
         self.stopping.set()
 
     # ---------------------------------------------------------------------------------- one connection

@@ -218,3 +218,16 @@ def test_a_unit_over_its_budget_says_so_in_one_note(build):
         assert len(lines) == 1 and lines[0].startswith("ptxstatic: note: src/kernel.cu: the analysis stopped at "
                                                        "its budget of 1e-06 s of CPU time (hook-budget)"), lines
         assert "PS201 on _Z12reverse_halfPKfPf" in lines[0]
+
+
+def test_a_stopped_server_ends_at_once(build):
+    """SIGTERM ends a server whose idle time is the default 10 minutes within seconds (its accepting loop
+    looks every half second whether it was told to stop, rather than spinning in an accept on a shut-down
+    socket until the idle time is over)."""
+    project, env, hook = build
+    env.pop("PTXSTATIC_SERVER_IDLE")
+    _compile(hook, project, env)
+    [pid] = server_pids(env)
+    os.kill(pid, signal.SIGTERM)
+    assert wait_until(lambda: not serving(pid), 5)
+    assert "stop: SIGTERM" in server_log(env)
