@@ -132,9 +132,8 @@ HOOK_SERVER_IDLE_S = 600.0
 HOOK_SERVER_ACCEPT_S = 2.0
 #: seconds the hook waits, once nvcc has finished, for the analysis server's findings; past it, one note
 HOOK_SERVER_RESULT_S = 60.0
-#: seconds the analysis server's accepting loop waits for a connection before it looks again whether it has
-#: been told to stop (a signal, or a hook of other code)
-HOOK_SERVER_POLL_S = 0.5
+#: seconds a stopping analysis server waits to connect to its own socket, the call that wakes its accepting loop
+HOOK_SERVER_WAKE_S = 1.0
 #: seconds the analysis server keeps watching a temporary directory after the last compile that used it
 HOOK_WATCH_LINGER_S = 10.0
 #: seconds the language server waits after an edit before analysing (a newer edit restarts the wait)

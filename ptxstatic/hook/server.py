@@ -31,7 +31,7 @@ import time
 from ptxstatic.hook.capture import Intake, Watcher, private_dir, remove_dir
 from ptxstatic.hook.client import PROTOCOL, Outcome, Session, identity
 from ptxstatic.hook.unit import UnitAnalysis
-from ptxstatic.limits import HOOK_SERVER_IDLE_S, HOOK_SERVER_POLL_S, HOOK_SERVER_RESULT_S, HOOK_WATCH_LINGER_S
+from ptxstatic.limits import HOOK_SERVER_IDLE_S, HOOK_SERVER_RESULT_S, HOOK_SERVER_WAKE_S, HOOK_WATCH_LINGER_S
 from ptxstatic.toolchain.nvcc_command import parse_command
 
 #: seconds the watching thread lets the events of nvcc's file operations gather before it reads them: each
@@ -86,13 +86,15 @@ class Server:
             if left <= 0:
                 self.stop(f"no compile for {self.idle:g} s")
                 break
-            self.listener.settimeout(min(left, HOOK_SERVER_POLL_S))  # and look whether stop() was called
+            self.listener.settimeout(left)
             try:
                 conn, _ = self.listener.accept()
             except TimeoutError:
                 continue
-            if self.stopping.is_set():  # came as it stopped: the hook analyses in its own process
-                conn.close()
+            except OSError:  # no more connections to be had (out of file descriptors): stop serving
+                break
+            if self.stopping.is_set():  # stop()'s wake-up call, or a compile that came as it stopped (whose hook
+                conn.close()  # then analyses in its own process)
                 break
             conn.setblocking(True)
             threading.Thread(target=self._handle, args=(conn,), daemon=True).start()
@@ -107,13 +109,17 @@ class Server:
         log("stopped")
 
     def stop(self, why: str) -> None:
-        """Give up the socket's name and the lock (a new server may start at once) and end the accepting loop,
-        which sees it within :data:`~ptxstatic.limits.HOOK_SERVER_POLL_S` (shutting the listening socket down
-        to wake it would leave an accept with a timeout retrying at full speed until that timeout)."""
+        """Give up the socket's name and the lock (a new server may start at once) and end the accepting loop:
+        a connection of its own wakes it (shutting the listening socket down instead leaves an accept with a
+        timeout retrying at full speed until that timeout, up to the idle time)."""
         with self._mutex:
             if self._listening:
                 self._listening = False
                 log(f"stop: {why}")
+                self.stopping.set()
+                with contextlib.suppress(OSError), socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as wake:
+                    wake.settimeout(HOOK_SERVER_WAKE_S)
+                    wake.connect(self.path)
                 with contextlib.suppress(OSError):
                     os.unlink(self.path)
                 os.close(self.lock)

@@ -221,9 +221,9 @@ def test_a_unit_over_its_budget_says_so_in_one_note(build):
 
 
 def test_a_stopped_server_ends_at_once(build):
-    """SIGTERM ends a server whose idle time is the default 10 minutes within seconds (its accepting loop
-    looks every half second whether it was told to stop, rather than spinning in an accept on a shut-down
-    socket until the idle time is over)."""
+    """SIGTERM ends a server whose idle time is the default 10 minutes within seconds (a connection of its own
+    wakes its accepting loop, rather than it spinning in an accept on a shut-down socket until the idle time
+    is over)."""
     project, env, hook = build
     env.pop("PTXSTATIC_SERVER_IDLE")
     _compile(hook, project, env)
