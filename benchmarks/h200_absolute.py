@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sqlite3
 import statistics
 import sys
 from collections import defaultdict
@@ -34,7 +33,7 @@ from ptxstatic.errors import PtxstaticError
 from ptxstatic.features.work import launch_work
 from ptxstatic.hardware.figures import gpu_figures
 from ptxstatic.launch import Launch
-from ptxstatic.models.evaluation.measured_launches import measured_powers
+from ptxstatic.models.evaluation.measured_launches import measured_powers, measured_times
 from ptxstatic.models.inference.board_power import launch_power
 from ptxstatic.models.inference.bottleneck import launch_time
 from ptxstatic.models.inference.loading import bottleneck_parameters, power_parameters
@@ -43,26 +42,8 @@ from ptxstatic.traffic.model import launch_traffic
 
 ROOT = Path(__file__).resolve().parents[1]
 MANIFEST = ROOT / "microbenchmarks" / "manifest.json"
-
-
-def rows(collect_db: Path | None, counters_db: Path | None) -> list[tuple[str, str, float, str, str | None]]:
-    """(benchmark, launch, measured ms, dataset, GPU block counts JSON) of every launch measured."""
-    out, seen = [], set()
-    if collect_db is not None:
-        with sqlite3.connect(collect_db) as db:
-            for b, launch, t, counts in db.execute(
-                    "SELECT s.benchmark, s.launch, s.time_ms, k.block_counts FROM collect_samples s "
-                    "JOIN collect_kernels k ON k.benchmark = s.benchmark AND k.launch = s.launch "
-                    "WHERE s.status = 'ok'"):
-                out.append((b, launch, float(t), "default clocks", counts))
-                seen.add((b, launch))
-    if counters_db is not None:
-        with sqlite3.connect(counters_db) as db:
-            for b, launch, metrics in db.execute("SELECT benchmark, launch, metrics FROM collect_counters"):
-                duration = json.loads(metrics).get("gpu__time_duration.sum")
-                if duration and (b, launch) not in seen:
-                    out.append((b, launch, float(duration) / 1e6, "counters", None))
-    return out
+#: the tables' names for where a time comes from (``measured_times``' sources)
+DATASETS = {"collect": "default clocks", "counters": "counters"}
 
 
 def table(title: str, results: list[tuple[str, float, float, float, float]]) -> None:
@@ -103,7 +84,9 @@ def main(argv: list[str] | None = None) -> int:
                     "microbenchmarks-counters.sqlite")
     args = ap.parse_args(argv)
     collect_db = args.data / "microbenchmarks-short.sqlite"
-    measured = rows(collect_db if collect_db.is_file() else None, args.counters if args.counters.is_file() else None)
+    times = measured_times([collect_db] if collect_db.is_file() else [],
+                           [args.counters] if args.counters.is_file() else [], "h200")
+    measured = [(b, key, t, DATASETS[source], counts) for (b, key), (t, source, counts) in times.items()]
     if not measured:
         print(f"no measurements under {args.data} or at {args.counters}")
         return 0

@@ -19,12 +19,11 @@ too, in the direction of too much activity.
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass, field
 
 from ptxstatic.features.work import LaunchWork
 from ptxstatic.hardware.figures import GpuFigures
-from ptxstatic.models.inference.bottleneck import BottleneckParameters, resource_times
+from ptxstatic.models.inference.bottleneck import BottleneckParameters, busiest_sm, resource_times
 
 MODEL = "activity power"
 #: the memory levels' activities (the core's are ``issue`` and the work's pipes)
@@ -71,10 +70,9 @@ def activities(work: LaunchWork, figures: GpuFigures, f_mem_mhz: float, f_core_m
     """Each unit's fraction of the busy time in use (module docstring)."""
     times = resource_times(work, figures, f_mem_mhz, f_core_mhz, params)
     busy = max(times.values())
-    ctas = max(work.ctas, 1)
-    on_busiest = math.ceil(ctas / figures.sms)
-    occupied = min(1.0, ctas / figures.sms)
-    core_busy = on_busiest / ctas / (f_core_mhz * 1e6) * occupied
+    _, share = busiest_sm(work, figures)
+    occupied = min(1.0, max(work.ctas, 1) / figures.sms)
+    core_busy = share / (f_core_mhz * 1e6) * occupied
     out = {"issue": work.issue_cycles * core_busy}
     out.update({pipe: cycles * core_busy for pipe, cycles in sorted(work.pipe_cycles.items())})
     out = {k: v / busy if busy > 0 else 0.0 for k, v in out.items()}

@@ -110,13 +110,18 @@ class TimeEstimate:
         }
 
 
+def busiest_sm(work: LaunchWork, figures: GpuFigures) -> tuple[int, float]:
+    """The CTAs on the busiest SM (CTAs spread evenly) and its share of the launch's CTAs."""
+    ctas = max(work.ctas, 1)
+    on_busiest = math.ceil(ctas / figures.sms)
+    return on_busiest, on_busiest / ctas
+
+
 def resource_times(work: LaunchWork, figures: GpuFigures, f_mem_mhz: float, f_core_mhz: float,
                    params: BottleneckParameters, which: str = "value") -> dict[str, float]:
     """Seconds each resource needs (module docstring); ``which`` picks the traffic's ``value``, ``low`` or
     ``high``."""
-    ctas = max(work.ctas, 1)
-    on_busiest = math.ceil(ctas / figures.sms)
-    share = on_busiest / ctas
+    on_busiest, share = busiest_sm(work, figures)
     clock = f_core_mhz * 1e6
     rounds = math.ceil(on_busiest / max(1, work.resident_ctas))
     scale = {"alu": params.alu_scale, "xu": params.xu_scale, "tensor": params.tensor_scale}

@@ -24,6 +24,7 @@ from ptxstatic.models.evaluation.measured_launches import (
     UNRELIABLE_WEIGHT,
     PowerObservation,
 )
+from ptxstatic.models.evaluation.metrics import percentage_errors
 from ptxstatic.models.inference.board_power import PowerParameters, activities
 from ptxstatic.models.inference.bottleneck import BottleneckParameters
 
@@ -72,7 +73,7 @@ def metrics(predicted: np.ndarray, measured: np.ndarray, low: float | None = Non
     """Relative errors of ``predicted`` against ``measured``; with interval factors, the share held."""
     if not len(measured):
         return {"launches": 0}
-    e = np.abs(predicted - measured) / measured
+    e = percentage_errors(measured, predicted) / 100.0
     out = {"launches": len(measured), "median_error": round(float(np.median(e)), 4),
            "mean_error": round(float(np.mean(e)), 4), "within_10_percent": round(float(np.mean(e <= 0.1)), 4)}
     if low is not None and high is not None:
@@ -106,8 +107,8 @@ def train_power(pobs: list[PowerObservation], figures: GpuFigures, time_params: 
     fitted_on = f"fitted on {len(pobs)} launches of {figures.name} ({', '.join(sorted(sources))})"
     params = PowerParameters(idle, {n: float(c) for n, c in zip(names, coef, strict=True)}, low, high, fitted_on,
                              tuple(names))
-    by_family = {f: metrics(model[[i for i, g in enumerate(families) if g == f]],
-                            y[[i for i, g in enumerate(families) if g == f]]) for f in sorted(set(families))}
+    fam = np.array(families)
+    by_family = {f: metrics(model[fam == f], y[fam == f]) for f in sorted(set(families))}
     card = {
         "name": POWER, "gpu": figures.name, "training_data": sources,
         "time_model": time_params.fitted_on or "default parameters",

@@ -126,9 +126,10 @@ def train_bottleneck(obs: list[Observation], figures: GpuFigures, out: Path, sou
     inside = log_ratios(exact, figures, params)
     progress("baselines")
     exact_index = [i for i, o in enumerate(obs) if o.exact and i in held]
+    constant = constant_ratios(obs)
     baselines = {
         "unfitted": metrics(log_ratios([obs[i] for i in exact_index], figures, DEFAULT_PARAMETERS)),
-        "constant": metrics([constant_ratios(obs)[i] for i in exact_index]),
+        "constant": metrics([constant[i] for i in exact_index]),
     }
     card = {
         "name": BOTTLENECK, "gpu": figures.name, "training_data": sources,
