@@ -109,22 +109,44 @@ def test_a_server_killed_mid_build(build):
     assert all((project / f"build/{Path(s).stem}.o").exists() for s in sources)
 
 
+def _lingering_nvcc(directory: Path, marker: Path) -> str:
+    """An ``nvcc`` that runs the real one, then stays a second longer, writes its pid to ``marker`` and exits
+    with nvcc's status: a compile that the hook still waits for well after nvcc's PTX is complete."""
+    directory.mkdir()
+    script = directory / "nvcc"
+    script.write_text(f'#!/bin/sh\n"{tool("nvcc")}" "$@"\nstatus=$?\nsleep 1\necho $$ > "{marker}"\n'
+                      'exit $status\n')
+    script.chmod(0o755)
+    return str(script)
+
+
+def _gone(pid: int) -> bool:
+    """Whether process ``pid`` has exited and been reaped."""
+    return not Path(f"/proc/{pid}").exists()
+
+
 @pytest.mark.parametrize("when", ["while nvcc runs", "after nvcc"])
 def test_a_server_killed_during_a_compile(build, tmp_path: Path, when: str):
     """Killed once it has taken the compile's PTX in: while nvcc runs, the hook captures nvcc's PTX itself (nvcc
     has not deleted it yet); after nvcc (the server stopped before it answered), the hook analyses what the
-    server had taken in."""
+    server had taken in. After nvcc, the compiler lingers a second after its PTX is complete, so that the server
+    is stopped before it can answer however late this test sees the PTX."""
     project, env, hook = build
     env["TMPDIR"] = str(tmp_path / "tmp")  # nvcc's temporary files, and the server's links to them, alone here
     (tmp_path / "tmp").mkdir()
     _compile(hook, project, env)  # the server is up
     [pid] = server_pids(env)
-    proc = subprocess.Popen([hook, "nvcc", *FLAGS, "src/kernel.cu", "-o", "k.o"], cwd=project, env=env,
+    marker = tmp_path / "nvcc-exited"
+    nvcc = _lingering_nvcc(tmp_path / "lingering", marker) if when == "after nvcc" else "nvcc"
+    proc = subprocess.Popen([hook, nvcc, *FLAGS, "src/kernel.cu", "-o", "k.o"], cwd=project, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert wait_until(lambda: any((tmp_path / "tmp").glob(f"ptxstatic-hook-{pid}-*/*.ptx")), 300)
     if when == "after nvcc":
         os.kill(pid, signal.SIGSTOP)
-        assert wait_until(lambda: (project / "k.o").exists() and not any((tmp_path / "tmp").glob("tmpxft_*")), 300)
+        assert proc.poll() is None  # the hook waits for its compiler, so the server has not answered
+        assert wait_until(lambda: marker.exists() and marker.read_text().strip(), 300)
+        assert wait_until(lambda: _gone(int(marker.read_text())), 300)  # the hook has seen its compiler exit
+        assert (project / "k.o").exists() and not any((tmp_path / "tmp").glob("tmpxft_*"))
     os.kill(pid, signal.SIGKILL)
     _, err = proc.communicate(timeout=600)
     assert proc.returncode == 0, err
