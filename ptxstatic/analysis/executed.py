@@ -55,31 +55,31 @@ class ExecutedSequence:
 def edge_flows(cfg: BlockGraph, counts: Mapping[int, float]) -> dict[tuple[int, int], float]:
     """Executions of every edge, from block counts: an edge is a block's only way out or its successor's only
     way in; other edges follow from flow conservation, and what remains splits by successor counts."""
-    g = cfg.graph
+    nodes = [b.id for b in cfg.blocks]
+    succ = {u: list(dict.fromkeys(cfg.succ.get(u, ()))) for u in nodes}  # an edge once, however often made
+    pred = {v: list(dict.fromkeys(cfg.pred.get(v, ()))) for v in nodes}
     flow: dict[tuple[int, int], float] = {}
-    c = {b: float(counts.get(b, 0.0)) for b in g.nodes}
-    for u in g.nodes:
-        succ = list(g.successors(u))
-        if len(succ) == 1 and u not in cfg.exits:
-            flow[(u, succ[0])] = c[u]
-    for v in g.nodes:
-        pred = list(g.predecessors(v))
-        if len(pred) == 1 and v != cfg.entry:
-            flow.setdefault((pred[0], v), c[v])
+    c = {b: float(counts.get(b, 0.0)) for b in nodes}
+    for u in nodes:
+        if len(succ[u]) == 1 and u not in cfg.exits:
+            flow[(u, succ[u][0])] = c[u]
+    for v in nodes:
+        if len(pred[v]) == 1 and v != cfg.entry:
+            flow.setdefault((pred[v][0], v), c[v])
     changed = True
     while changed:
         changed = False
-        for u in g.nodes:
-            for edges, total in (([(u, s) for s in g.successors(u)], c[u] if u not in cfg.exits else None),
-                                 ([(p, u) for p in g.predecessors(u)], c[u] if u != cfg.entry else None)):
+        for u in nodes:
+            for edges, total in (([(u, s) for s in succ[u]], c[u] if u not in cfg.exits else None),
+                                 ([(p, u) for p in pred[u]], c[u] if u != cfg.entry else None)):
                 unknown = [e for e in edges if e not in flow]
                 if total is not None and len(unknown) == 1:
                     flow[unknown[0]] = max(0.0, total - sum(flow[e] for e in edges if e in flow))
                     changed = True
-    for u in g.nodes:
-        unknown = [(u, s) for s in g.successors(u) if (u, s) not in flow]
+    for u in nodes:
+        unknown = [(u, s) for s in succ[u] if (u, s) not in flow]
         if unknown:
-            left = max(0.0, c[u] - sum(flow.get((u, s), 0.0) for s in g.successors(u)))
+            left = max(0.0, c[u] - sum(flow.get((u, s), 0.0) for s in succ[u]))
             weights = [c[v] for _, v in unknown]
             total = sum(weights)
             for e, w in zip(unknown, weights, strict=True):
@@ -120,7 +120,7 @@ class _Walker:
             seen.add(b)
             inner = loops.get(b)
             if inner is not None and inner is not loop:
-                entries = sum(flow.get((p, b), 0.0) for p in cfg.graph.predecessors(b) if p not in inner.body)
+                entries = sum(flow.get((p, b), 0.0) for p in dict.fromkeys(cfg.pred.get(b, ())) if p not in inner.body)
                 times = max(1, math.floor(counts.get(b, 0.0) / entries + 0.5)) if entries else 1
                 out.append(Repeat(self._region(cfg, counts, flow, b, inner), times))
                 exits = [(flow.get(e, 0.0), -e[1], e[1]) for e in inner.exits]
@@ -129,7 +129,7 @@ class _Walker:
                     break
                 continue
             out += self._block(cfg, b)
-            options = [(flow.get((b, s), 0.0), -s, s) for s in cfg.graph.successors(b)
+            options = [(flow.get((b, s), 0.0), -s, s) for s in dict.fromkeys(cfg.succ.get(b, ()))
                        if (body is None or s in body) and s != (loop.header if loop is not None else None)]
             options = [o for o in options if o[0] > 0]
             b = max(options)[2] if options else None

@@ -68,11 +68,13 @@ class BarrierSpec:
 
 @dataclass
 class Block:
+    """One basic block; its instructions are compiled when it first runs (:meth:`Code.compile_block`)."""
+
     id: int
-    steps: list[tuple]  # (kind, guard register, negated, payload, instruction)
-    term: tuple | None  # (kind, guard, negated, payload, instruction), or None to fall through
-    fall: int | None  # next block when not branching (END after the last block); None after a jump
     opcodes: list[str]
+    steps: list[tuple] | None = None  # (kind, guard register, negated, payload, instruction); None: not compiled
+    term: tuple | None = None  # (kind, guard, negated, payload, instruction), or None to fall through
+    fall: int | None = None  # next block when not branching (END after the last block); None after a jump
 
 
 @dataclass
@@ -85,6 +87,11 @@ class Code:
     param_sizes: dict[str, int]
     params: list[tuple[str, str]] = field(default_factory=list)  # (name, "param" or "reg") of a .func's parameters
     returns: list[tuple[str, str]] = field(default_factory=list)
+    compiler: _BlockCompiler | None = field(default=None, repr=False)
+
+    def compile_block(self, block: Block) -> None:
+        """Compile ``block``'s instructions (once, when it first runs: most of a long kernel may never run)."""
+        block.steps, block.term, block.fall = self.compiler.compile(block.id)
 
     @property
     def name(self) -> str:
@@ -327,21 +334,39 @@ def _raising(message: str) -> Op:
 
 
 def compile_function(fn: Function, device: Device, builders: dict[str, Callable[[Operands, OpInfo], Op]]) -> Code:
-    """Compile ``fn`` (which must have a body) into blocks of closures for ``device``."""
+    """Compile ``fn`` (which must have a body) for ``device``: its blocks, each compiled into closures when it
+    first runs."""
     cfg = build_cfg(fn)
     scope = Scope(fn, device)
-    labels = {lab: b.id for b in cfg.blocks for lab in b.labels}
-    tables = _branch_tables(fn)
-    blocks = []
     for b in cfg.blocks:
+        for ins in b.instructions:
+            if ins.guard is not None:
+                scope.reg_type(ins.guard.name)  # an undeclared guard is an error of the whole function
+    blocks = [Block(b.id, [i.opcode for i in b.instructions]) for b in cfg.blocks]
+    code = Code(fn, blocks, _ipdom(cfg, len(blocks)), scope.regs, scope.local_size,
+                scope.param_sizes, compiler=_BlockCompiler(cfg, scope, _branch_tables(fn), builders))
+    if not fn.is_kernel:
+        code.params = [(d.name, decl.space) for decl in fn.params or () for d in decl.names]
+        code.returns = [(d.name, decl.space) for decl in fn.returns or () for d in decl.names]
+    return code
+
+
+class _BlockCompiler:
+    """Compiles the blocks of one function into closures, one block at a time."""
+
+    def __init__(self, cfg: BlockGraph, scope: Scope, tables: dict[str, tuple[str, ...]],
+                 builders: dict[str, Callable[[Operands, OpInfo], Op]]) -> None:
+        self.cfg, self.scope, self.tables, self.builders = cfg, scope, tables, builders
+        self.labels = {lab: b.id for b in cfg.blocks for lab in b.labels}
+
+    def compile(self, index: int) -> tuple[list[tuple], tuple | None, int | None]:
+        """(steps, terminator, fall-through block) of block ``index``."""
         steps: list[tuple] = []
         term = None
-        for ins in b.instructions:
+        for ins in self.cfg.blocks[index].instructions:
             guard = ins.guard.name if ins.guard is not None else None
-            if guard is not None:
-                scope.reg_type(guard)
             try:
-                kind, payload = _compile(ins, Operands(ins, scope), labels, tables, builders)
+                kind, payload = _compile(ins, Operands(ins, self.scope), self.labels, self.tables, self.builders)
             except (EmulationError, Unsupported) as exc:
                 kind, payload = OP, _raising(str(exc))
             if kind == "term":
@@ -349,14 +374,8 @@ def compile_function(fn: Function, device: Device, builders: dict[str, Callable[
             else:
                 steps.append((kind, guard, ins.guard_negated, payload, ins))
         ends = term is not None and term[1] is None
-        fall = None if ends else b.id + 1 if b.id + 1 < len(cfg.blocks) else END
-        blocks.append(Block(b.id, steps, term, fall, [i.opcode for i in b.instructions]))
-    code = Code(fn, blocks, _ipdom(cfg, len(blocks)), scope.regs, scope.local_size,
-                scope.param_sizes)
-    if not fn.is_kernel:
-        code.params = [(d.name, decl.space) for decl in fn.params or () for d in decl.names]
-        code.returns = [(d.name, decl.space) for decl in fn.returns or () for d in decl.names]
-    return code
+        fall = None if ends else index + 1 if index + 1 < len(self.cfg.blocks) else END
+        return steps, term, fall
 
 
 def _branch_tables(fn: Function) -> dict[str, tuple[str, ...]]:

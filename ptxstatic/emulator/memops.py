@@ -15,7 +15,7 @@ from ptxstatic.emulator.code import Op, Operands, Reader
 from ptxstatic.emulator.faults import EmulationError
 from ptxstatic.emulator.lanes import WARP, lanes
 from ptxstatic.emulator.observe import ATOMIC, LOAD, STORE, MemoryAccess
-from ptxstatic.emulator.state import Frame, atomic, by_space, read, write
+from ptxstatic.emulator.state import Frame, Parts, atomic, by_space, read, write
 from ptxstatic.ptx.ast import Instruction, Reg, Vec
 from ptxstatic.ptx.dtypes import np_type
 from ptxstatic.ptx.isa import OpInfo
@@ -34,13 +34,13 @@ def _access(ops: Operands, info: OpInfo, i: int) -> tuple[str, Reader, str]:
     return space, addr, ""
 
 
-def _observe(f: Frame, ins: Instruction | None, space: str, addr: np.ndarray, m: np.ndarray, width: int,
-             kind: str) -> None:
-    """Report a warp's access to the emulation's observer, if it has one (``ins`` None: not reported)."""
+def _observe(f: Frame, ins: Instruction | None, parts: Parts, width: int, kind: str) -> None:
+    """Report a warp's access (split by :func:`by_space`) to the emulation's observer, if it has one (``ins``
+    None: not reported)."""
     observer = f.device.observer
     if observer is None or ins is None:
         return
-    for sp, a, mm in by_space(space, addr, m):
+    for sp, a, mm in parts:
         lanes = np.flatnonzero(mm)
         if len(lanes):
             where = np.broadcast_to(np.asarray(a, dtype=np.uint64), (WARP,))[lanes].copy()
@@ -80,9 +80,9 @@ def _ld(ops: Operands, info: OpInfo) -> Op:
         if pname:
             raw = np.ascontiguousarray(_param_slice(f, pname, int(addr(f)), width))
         else:
-            a = addr(f)
-            _observe(f, ins, space, a, m, width, LOAD)
-            raw = read(f, space, a, m, width)
+            parts = by_space(space, addr(f), m)
+            _observe(f, ins, parts, width, LOAD)
+            raw = read(f, parts, width)
         values = raw.view(dt)
         for k, w in enumerate(writers):
             w(f, values[:, k], m)
@@ -106,9 +106,9 @@ def _st(ops: Operands, info: OpInfo) -> Op:
             target = _param_slice(f, pname, int(addr(f)), data.shape[1])
             target[m] = data[m]
         else:
-            a = addr(f)
-            _observe(f, ins, space, a, m, data.shape[1], STORE)
-            write(f, space, a, m, data)
+            parts = by_space(space, addr(f), m)
+            _observe(f, ins, parts, data.shape[1], STORE)
+            write(f, parts, data)
 
     return run
 
@@ -152,9 +152,9 @@ def _atom(ops: Operands, info: OpInfo) -> Op:
 
     def run(f, m):
         bv, cv = lanes(b(f)), lanes(c(f))
-        a = np.broadcast_to(addr(f), (WARP,))
-        _observe(f, ins, space, a, m, dt.itemsize, ATOMIC)
-        old = atomic(f, space, a, m, dt, lambda o, ln: fn(o, bv[ln], cv[ln]),
+        parts = by_space(space, np.broadcast_to(addr(f), (WARP,)), m)
+        _observe(f, ins, parts, dt.itemsize, ATOMIC)
+        old = atomic(f, parts, dt, lambda o, ln: fn(o, bv[ln], cv[ln]),
                      (ufunc, bv) if ufunc is not None else None)
         if dest is not None:
             dest(f, old, m)
@@ -176,15 +176,15 @@ def _cp_async(ops: Operands, info: OpInfo) -> Op:
     ins = ops.ins
 
     def run(f, m):
-        src, dst = src_addr(f), dst_addr(f)
-        _observe(f, ins, "global", src, m, size, LOAD)
-        _observe(f, ins, "shared", dst, m, size, STORE)
-        data = read(f, "global", src, m, size)
+        src, dst = [("global", src_addr(f), m)], [("shared", dst_addr(f), m)]
+        _observe(f, ins, src, size, LOAD)
+        _observe(f, ins, dst, size, STORE)
+        data = read(f, src, size)
         if src_size is not None:
             data[np.arange(size)[None, :] >= lanes(src_size(f))[:, None]] = 0
         if ignore is not None:
             data[lanes(ignore(f))] = 0
-        write(f, "shared", dst, m, data)
+        write(f, dst, data)
 
     return run
 

@@ -280,11 +280,12 @@ def _flatten_init(init: Init | None, out: list[Init]) -> None:
 # --------------------------------------------------------------------------------- address spaces
 def split_generic(addr: np.ndarray, m: np.ndarray) -> list[tuple[str, np.ndarray, np.ndarray]]:
     """Partition the active lanes of a generic access into (space, space address, lanes)."""
-    glob = m & (addr >= GLOBAL_BASE)
-    if np.array_equal(glob, m):
+    below = addr < GLOBAL_BASE
+    if not (m & below).any():  # the common case: every active lane's address is global
         return [("global", addr, m)]
+    glob = m & ~below
     out = [("global", addr, glob)] if glob.any() else []
-    rest = m & ~glob
+    rest = m & below
     for space, base in (("shared", SHARED_WINDOW), ("local", LOCAL_WINDOW)):
         inside = rest & (addr >= base) & (addr < base + WINDOW_SIZE)
         if inside.any():

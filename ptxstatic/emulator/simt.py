@@ -283,6 +283,8 @@ class _Emulator:
                     continue
                 blk = blocks[pc]
                 step = None
+                if blk.steps is None:
+                    code.compile_block(blk)
                 self.device.steps += len(blk.opcodes)
                 if self.device.steps >= self.slice_end:
                     if self.device.steps > self.max_steps:

@@ -119,36 +119,43 @@ def _region(f: Frame, space: str, addr: np.ndarray, lanes: np.ndarray, width: in
     return mem, off
 
 
-def by_space(space: str, addr: np.ndarray, m: np.ndarray) -> list[tuple[str, np.ndarray, np.ndarray]]:
+#: an access split by state space: (state space, addresses in it, lanes), as :func:`by_space` gives it
+Parts = list[tuple[str, np.ndarray, np.ndarray]]
+
+
+def by_space(space: str, addr: np.ndarray, m: np.ndarray) -> Parts:
     """(state space, addresses in it, lanes) of an access: a generic one split by window, others as they are."""
     if space == "generic":
         return split_generic(np.broadcast_to(addr, (WARP,)), m)
     return [(space, addr, m)]
 
 
-def read(f: Frame, space: str, addr: np.ndarray, m: np.ndarray, width: int) -> np.ndarray:
-    """``width`` bytes per lane from ``space`` at ``addr``: a ``(32, width)`` array, zero for inactive lanes."""
+def read(f: Frame, parts: Parts, width: int) -> np.ndarray:
+    """``width`` bytes per lane from an access split by :func:`by_space`: a ``(32, width)`` array, zero for
+    inactive lanes."""
     out = np.zeros((WARP, width), dtype=np.uint8)
-    for sp, a, mm in by_space(space, addr, m):
+    for sp, a, mm in parts:
         lanes = np.flatnonzero(mm)
         mem, off = _region(f, sp, a, lanes, width)
         out[lanes] = mem[off[:, None] + np.arange(width)]
     return out
 
 
-def write(f: Frame, space: str, addr: np.ndarray, m: np.ndarray, data: np.ndarray) -> None:
-    """Store ``data`` (``(32, width)`` bytes) for the active lanes; the highest lane wins a conflict."""
+def write(f: Frame, parts: Parts, data: np.ndarray) -> None:
+    """Store ``data`` (``(32, width)`` bytes) for the active lanes of an access split by :func:`by_space`; the
+    highest lane wins a conflict."""
     width = data.shape[1]
-    for sp, a, mm in by_space(space, addr, m):
+    for sp, a, mm in parts:
         lanes = np.flatnonzero(mm)
         mem, off = _region(f, sp, a, lanes, width)
         mem[off[:, None] + np.arange(width)] = data[lanes]
 
 
-def atomic(f: Frame, space: str, addr: np.ndarray, m: np.ndarray, dtype: np.dtype,
+def atomic(f: Frame, parts: Parts, dtype: np.dtype,
            update: Callable[[np.ndarray, np.ndarray], np.ndarray],
            scan: tuple[np.ufunc, np.ndarray] | None = None) -> np.ndarray:
-    """Read-modify-write per active lane, lane after lane where addresses collide; returns the old values.
+    """Read-modify-write per active lane of an access split by :func:`by_space`, lane after lane where addresses
+    collide; returns the old values.
 
     ``update(old, lanes)`` gives the new values of the locations read by ``lanes`` (lane indices). When the
     operation is a ufunc of the old value and a per-lane operand, ``scan`` = (ufunc, operand over the warp)
@@ -156,7 +163,7 @@ def atomic(f: Frame, space: str, addr: np.ndarray, m: np.ndarray, dtype: np.dtyp
     """
     out = np.zeros(WARP, dtype=dtype)
     width = dtype.itemsize
-    for sp, a, mm in by_space(space, addr, m):
+    for sp, a, mm in parts:
         a = np.broadcast_to(a, (WARP,))
         lanes = np.flatnonzero(mm)
         _, first, inverse = np.unique(a[lanes], return_index=True, return_inverse=True)

@@ -214,7 +214,7 @@ def _emulate(module: Module, fn: Function, launch: Launch, out: Sampling, reache
 
     try:
         emulate(module, fn, launch, max_steps=MEMORY_RULES_MAX_STEPS, ctas=[SAMPLED_CTA], observer=observe,
-                time_slice=SAMPLE_TIME_SLICE, progress=progress)
+                time_slice=SAMPLE_TIME_SLICE, progress=progress, outputs=False)
     except EmulationError as exc:
         return str(exc)
     except _Saturated:
