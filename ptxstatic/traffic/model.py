@@ -25,6 +25,7 @@ from ptxstatic.launch import Buffer, Launch
 from ptxstatic.limits import TRAFFIC_CACHE
 from ptxstatic.ptx.dtypes import size_of
 from ptxstatic.ptx.launch_binding import BoundLaunch
+from ptxstatic.traffic.atomics import atomic_lines
 from ptxstatic.traffic.caches import (
     L1_BYPASS,
     L2_RETAINED,
@@ -113,6 +114,7 @@ class LaunchTraffic:
     sampled: dict = field(default_factory=dict)  # what the sample ran
     assumptions: list[str] = field(default_factory=list)
     lanes_per_entry: dict[tuple[str, int], float] = field(default_factory=dict)  # (function, block) -> lanes
+    l2_atomic_lines: float = 0.0  # the lines the global atomics spread over (:func:`.atomics.atomic_lines`)
 
     @property
     def dram_bytes(self) -> Estimate:
@@ -136,6 +138,7 @@ class LaunchTraffic:
             "l2_read_bytes": self.l2_read_sectors.scaled(SECTOR).to_dict(),
             "l2_write_bytes": self.l2_write_sectors.scaled(SECTOR).to_dict(),
             "l2_atomic_bytes": self.l2_atomic_sectors.scaled(SECTOR).to_dict(),
+            "l2_atomic_lines": round(self.l2_atomic_lines, 1),
             "dram_read_bytes": self.dram_read_bytes.to_dict(), "dram_write_bytes": self.dram_write_bytes.to_dict(),
             "buffers": [b.to_dict() for b in self.buffers],
             "instructions": [{**i.to_dict(), "l1_hit_rate": round(self.l1_hit.get((i.function, i.index), 0.0), 4)}
@@ -256,8 +259,10 @@ def _launch_traffic(bound: BoundLaunch, counts: dict[str, dict[int, float]], fig
     dram_write = sum((b.dram_write_bytes for b in buffers), ZERO)
     lanes = {(f, b): n / sample.warp_entries[f][b] for f, blocks in sample.entries.items()
              for b, n in blocks.items() if sample.warp_entries.get(f, {}).get(b)}
+    ranges = {**_buffer_sizes(bound), **dict.fromkeys(made_up, MADE_UP_BUFFER_BYTES)}
+    lines = atomic_lines(sample, figures.line_bytes, ranges, bound.launch.blocks)
     return LaunchTraffic(figures.name, instructions, hit, l1_sectors, shared, l2_read, l2_write, l2_atomic,
-                         dram_read, dram_write, buffers, sampled, assumptions, lanes)
+                         dram_read, dram_write, buffers, sampled, assumptions, lanes, lines)
 
 
 def _buffer_sizes(bound: BoundLaunch) -> dict[str, int]:

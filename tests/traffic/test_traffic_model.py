@@ -8,10 +8,13 @@ import pytest
 from support.paths import DATA
 
 from ptxstatic.counts.static.estimate import estimate_counts
+from ptxstatic.features.work import launch_work
 from ptxstatic.hardware.figures import gpu_figures
 from ptxstatic.launch import Buffer, Launch
+from ptxstatic.models.inference.bottleneck import BottleneckParameters, resource_times
 from ptxstatic.ptx import parse_file
 from ptxstatic.ptx.launch_binding import bind
+from ptxstatic.traffic.atomics import busy_slices
 from ptxstatic.traffic.model import launch_traffic
 from ptxstatic.traffic.requests import instruction_traffic
 
@@ -126,3 +129,36 @@ def test_on_maxwell_plain_loads_skip_l1_and_a_sector_read_again_late_leaves_l2(m
     assert a.dram_read_bytes.high == pytest.approx(footprint * (1 + 7 * (1 - (2 - 1.5 / 1.05))), rel=0.02)
     h200 = traffic(module, "row_sum_plain", rows // 128, 128, args)
     assert h200.l2_read_sectors.value < 0.3 * titanx.l2_read_sectors.value
+
+
+@pytest.mark.parametrize(("slots", "lines"), [(16, 1.0), (1024, 32.0), (1 << 18, 8192.0)])
+def test_atomics_spread_over_the_lines_their_slots_fill(module, slots: int, lines: float):
+    """1024 CTAs of 256 threads add to slot global_id % slots: 16 slots are one line all CTAs share, 1024
+    slots 32 lines (each sampled CTA eight of its own, the buffer holds 32), 2^18 slots 8192 lines (each CTA
+    eight of its own over the whole grid)."""
+    t = traffic(module, "atomic_slots", 1024, 256, {"counts": Buffer("u32", slots, output=True),
+                                                     "slots": slots, "iters": 4})
+    assert t.l2_atomic_lines == pytest.approx(lines)
+    assert t.l2_atomic_sectors.value == pytest.approx(1024 * 8 * 4 * (2 if slots == 16 else 4))
+
+
+def test_atomics_on_one_line_take_one_slice_and_spread_ones_many():
+    assert busy_slices(1.0, 64) == 1.0
+    assert busy_slices(32.0, 64) == pytest.approx(11.8, abs=0.3)  # 32 lines: the busiest slice gets ~2.7
+    many = [busy_slices(n, 64) for n in (2, 8, 64, 1024, 1 << 16, 1 << 22)]
+    assert many == sorted(many) and 60 < many[-1] < 64
+
+
+def test_a_hot_counter_costs_far_more_l2_time_per_atomic_than_spread_slots(module):
+    params = BottleneckParameters()
+    per_sector = []
+    for slots in (16, 1 << 18):
+        bound = bind(module, "atomic_slots", Launch((1024, 1, 1), (256, 1, 1), 0,
+                                                    {"counts": Buffer("u32", slots, output=True),
+                                                     "slots": slots, "iters": 4}))
+        counts = estimate_counts(bound).counts
+        t = launch_traffic(bound, counts.counts, H200)
+        work = launch_work(module, counts, H200, t)
+        per_sector.append(resource_times(work, H200, *H200.default_clocks, params)["l2"] / t.l2_atomic_sectors.value)
+    slices = H200.l2_bytes / params.l2_bytes_per_slice
+    assert per_sector[0] / per_sector[1] == pytest.approx(busy_slices(8192, slices), rel=1e-6)

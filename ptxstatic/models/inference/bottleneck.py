@@ -14,9 +14,12 @@ resource of the GPU needs:
 * **DRAM**: the DRAM bytes of a launch among others (every written byte written back) over the bandwidth
   at the memory clock, at ``dram_share`` of its peak;
 * **L2**: the L2 sectors (32 bytes) read and written over ``l2_bytes_per_clock`` bytes per core clock for
-  the whole chip, plus the atomic sectors over ``l2_atomic_sectors_per_clock`` (the L2's atomic units
-  process a sector's operations far more slowly than it moves a sector: on the H200 global atomics take
-  0.08–0.10 ns per atomic sector whatever their addresses, about 30 times a read's time);
+  the whole chip, plus the atomic sectors over ``l2_atomic_sectors_per_slice_clock`` times the slices they
+  keep busy: a line's atomics are done by its slice's atomic unit one request after another, so atomics on
+  one counter run on one slice and atomics spread over many lines on up to as many slices as the GPU's L2
+  holds ``l2_bytes_per_slice`` (a size that carries over to another GPU's L2; no vendor publishes it)
+  (:mod:`ptxstatic.traffic.atomics`; on the H200 the same atomic loop took 0.1 to 2.4 ns per atomic sector
+  from megabytes of slots to sixteen);
 * **L1 and shared memory**: the busiest SM's L1 sectors at ``l1_sectors_per_clock`` and shared-memory
   wavefronts at ``shared_wavefronts_per_clock`` per core clock.
 
@@ -35,6 +38,7 @@ from dataclasses import asdict, dataclass
 
 from ptxstatic.features.work import LaunchWork
 from ptxstatic.hardware.figures import GpuFigures
+from ptxstatic.traffic.atomics import busy_slices
 from ptxstatic.traffic.caches import SECTOR
 
 MODEL = "bottleneck"
@@ -45,7 +49,8 @@ RESOURCES = ("core", "dram", "l2", "l1")
 class BottleneckParameters:
     dram_share: float = 0.8  # of the peak DRAM bandwidth a streaming kernel sustains
     l2_bytes_per_clock: float = 2 * 2560.0  # the whole chip's L2 bandwidth, bytes per core clock
-    l2_atomic_sectors_per_clock: float = 5.0  # atomic sectors the whole chip's L2 processes per core clock
+    l2_atomic_sectors_per_slice_clock: float = 0.5  # atomic sectors one L2 slice's atomic unit does per core clock
+    l2_bytes_per_slice: float = 256 * 1024  # L2 bytes of one slice: the GPU's L2 over it is its slice count
     l1_sectors_per_clock: float = 4.0  # per SM
     shared_wavefronts_per_clock: float = 1.0  # per SM
     latency_scale: float = 1.0  # of the arithmetic latencies of the dependent path
@@ -137,8 +142,9 @@ def resource_times(work: LaunchWork, figures: GpuFigures, f_mem_mhz: float, f_co
         pick = lambda e: getattr(e, which)  # noqa: E731
         out["dram"] = pick(t.steady_dram_bytes) / (figures.bandwidth(f_mem_mhz) * params.dram_share)
         moved = pick(t.l2_read_sectors) + pick(t.l2_write_sectors)
-        out["l2"] = (moved * SECTOR / params.l2_bytes_per_clock + pick(t.l2_atomic_sectors)
-                     / params.l2_atomic_sectors_per_clock) / clock
+        slices = figures.l2_bytes / params.l2_bytes_per_slice
+        atomic_rate = params.l2_atomic_sectors_per_slice_clock * busy_slices(t.l2_atomic_lines, slices)
+        out["l2"] = (moved * SECTOR / params.l2_bytes_per_clock + pick(t.l2_atomic_sectors) / atomic_rate) / clock
         out["l1"] = share * (pick(t.l1_sectors) / params.l1_sectors_per_clock
                              + pick(t.shared_wavefronts) / params.shared_wavefronts_per_clock) / clock
     else:

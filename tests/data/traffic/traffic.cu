@@ -115,3 +115,12 @@ extern "C" __global__ void row_sum_plain(const float* a, float* y, int rows, int
         s += a[(long long)r * cols + c];
     y[r] = s;
 }
+
+// Every thread adds to slot global_id % slots (a power of two) iters times: sixteen slots are one 128-byte
+// line that every CTA shares; 2^18 slots are 8192 lines, each CTA's 256 threads eight of their own.
+extern "C" __global__ void atomic_slots(unsigned* counts, int slots, int iters)
+{
+    unsigned i = (blockIdx.x * blockDim.x + threadIdx.x) & (slots - 1);
+    for (int k = 0; k < iters; ++k)
+        atomicAdd(counts + i, 1u);
+}
