@@ -55,9 +55,7 @@ class ExecutedSequence:
 def edge_flows(cfg: BlockGraph, counts: Mapping[int, float]) -> dict[tuple[int, int], float]:
     """Executions of every edge, from block counts: an edge is a block's only way out or its successor's only
     way in; other edges follow from flow conservation, and what remains splits by successor counts."""
-    nodes = [b.id for b in cfg.blocks]
-    succ = {u: list(dict.fromkeys(cfg.succ.get(u, ()))) for u in nodes}  # an edge once, however often made
-    pred = {v: list(dict.fromkeys(cfg.pred.get(v, ()))) for v in nodes}
+    nodes, succ, pred = [b.id for b in cfg.blocks], cfg.succ, cfg.pred
     flow: dict[tuple[int, int], float] = {}
     c = {b: float(counts.get(b, 0.0)) for b in nodes}
     for u in nodes:
@@ -120,7 +118,7 @@ class _Walker:
             seen.add(b)
             inner = loops.get(b)
             if inner is not None and inner is not loop:
-                entries = sum(flow.get((p, b), 0.0) for p in dict.fromkeys(cfg.pred.get(b, ())) if p not in inner.body)
+                entries = sum(flow.get((p, b), 0.0) for p in cfg.pred[b] if p not in inner.body)
                 times = max(1, math.floor(counts.get(b, 0.0) / entries + 0.5)) if entries else 1
                 out.append(Repeat(self._region(cfg, counts, flow, b, inner), times))
                 exits = [(flow.get(e, 0.0), -e[1], e[1]) for e in inner.exits]
@@ -129,7 +127,7 @@ class _Walker:
                     break
                 continue
             out += self._block(cfg, b)
-            options = [(flow.get((b, s), 0.0), -s, s) for s in dict.fromkeys(cfg.succ.get(b, ()))
+            options = [(flow.get((b, s), 0.0), -s, s) for s in cfg.succ[b]
                        if (body is None or s in body) and s != (loop.header if loop is not None else None)]
             options = [o for o in options if o[0] > 0]
             b = max(options)[2] if options else None

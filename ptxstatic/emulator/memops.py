@@ -176,7 +176,7 @@ def _cp_async(ops: Operands, info: OpInfo) -> Op:
     ins = ops.ins
 
     def run(f, m):
-        src, dst = [("global", src_addr(f), m)], [("shared", dst_addr(f), m)]
+        src, dst = by_space("global", src_addr(f), m), by_space("shared", dst_addr(f), m)
         _observe(f, ins, src, size, LOAD)
         _observe(f, ins, dst, size, STORE)
         data = read(f, src, size)

@@ -42,11 +42,11 @@ def atomic_lines(sample: LaunchSample, line_bytes: int, ranges: dict[str, int], 
     loads = np.array(list(total.values()), dtype=float)
     effective = float(loads.sum() ** 2 / (loads ** 2).sum())
     sampled = len(per_cta)
-    growth = 1.0
+    exponent = 1.0  # of the CTAs ratio: 1 when each sampled CTA has lines of its own, 0 when they share them
     if sampled > 1:
         mean_distinct = sum(len(c) for c in per_cta.values()) / sampled
-        growth = math.log(max(1.0, len(total) / mean_distinct)) / math.log(sampled)
-    lines = effective * (max(launch_ctas, sampled) / sampled) ** growth
+        exponent = math.log(max(1.0, len(total) / mean_distinct)) / math.log(sampled)
+    lines = effective * (max(launch_ctas, sampled) / sampled) ** exponent
     if None not in buffers:
         lines = min(lines, sum(-(-ranges[b] // line_bytes) for b in buffers))
     return max(1.0, lines)
@@ -62,7 +62,8 @@ def busy_slices(lines: float, slices: float) -> float:
     if mean > 100.0:
         return lines / (mean + math.sqrt(2.0 * mean * math.log(slices)))
     k = np.arange(0, int(mean + 12.0 * math.sqrt(mean) + 30.0))
-    log_pmf = k * math.log(mean) - mean - np.array([math.lgamma(x + 1.0) for x in k])
+    log_factorial = np.concatenate(([0.0], np.cumsum(np.log(k[1:]))))
+    log_pmf = k * math.log(mean) - mean - log_factorial
     cdf = np.minimum(np.cumsum(np.exp(log_pmf)), 1.0)
     busiest = float(np.sum(1.0 - cdf ** slices))
     return lines / max(1.0, busiest)

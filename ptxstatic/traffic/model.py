@@ -259,14 +259,18 @@ def _launch_traffic(bound: BoundLaunch, counts: dict[str, dict[int, float]], fig
     dram_write = sum((b.dram_write_bytes for b in buffers), ZERO)
     lanes = {(f, b): n / sample.warp_entries[f][b] for f, blocks in sample.entries.items()
              for b, n in blocks.items() if sample.warp_entries.get(f, {}).get(b)}
-    ranges = {**_buffer_sizes(bound), **dict.fromkeys(made_up, MADE_UP_BUFFER_BYTES)}
-    lines = atomic_lines(sample, figures.line_bytes, ranges, bound.launch.blocks)
+    lines = atomic_lines(sample, figures.line_bytes, _buffer_ranges(bound, made_up), bound.launch.blocks)
     return LaunchTraffic(figures.name, instructions, hit, l1_sectors, shared, l2_read, l2_write, l2_atomic,
                          dram_read, dram_write, buffers, sampled, assumptions, lanes, lines)
 
 
 def _buffer_sizes(bound: BoundLaunch) -> dict[str, int]:
     return {name: v.count * size_of(v.dtype) for name, v in bound.launch.args.items() if isinstance(v, Buffer)}
+
+
+def _buffer_ranges(bound: BoundLaunch, made_up: frozenset[str]) -> dict[str, int]:
+    """Where each buffer's bytes are: its size, or the sample's made-up size for a buffer the launch lacks."""
+    return {**_buffer_sizes(bound), **dict.fromkeys(made_up, MADE_UP_BUFFER_BYTES)}
 
 
 def _interval(f: Callable[[float], float], x: Estimate) -> Estimate:
@@ -280,8 +284,7 @@ def _buffers(bound: BoundLaunch, sample: LaunchSample, to_l2: list, instructions
     sample), the L2 reads among them, and the DRAM bytes of the wave model (module docstring of
     :mod:`.caches`): the distinct sectors one CTA and one wave touch come from the sample's requests as the
     SMs make them, before L1, whose reuse within the sample is what the CTAs share at one time."""
-    sizes = _buffer_sizes(bound)
-    ranges = {**sizes, **dict.fromkeys(made_up, MADE_UP_BUFFER_BYTES)}  # where each buffer's bytes are
+    sizes, ranges = _buffer_sizes(bound), _buffer_ranges(bound, made_up)
     seen: dict[str, BufferSample] = defaultdict(BufferSample)
     share: dict[tuple[str, int], dict[str, float]] = defaultdict(lambda: defaultdict(float))
     streams = ReuseDistances()
