@@ -1,6 +1,8 @@
 """What a kernel needs of an SM: registers per thread, static shared memory, stack, spills.
 
-From ``ptxas -v`` for the target architecture where ptxas can assemble for it; else estimated from the PTX
+From ``ptxas -v`` for the target architecture where ptxas can assemble for it (read from the cubin ptxas made
+of the PTX for that architecture, a build's own, where it tells as much: :mod:`ptxstatic.toolchain.cubin`); else
+estimated from the PTX
 (:func:`estimate_resources`), as the CUDA occupancy formulas need for an architecture the installed ptxas no
 longer supports (CUDA 13 dropped Maxwell and Pascal): registers from the register pressure of the PTX
 (:func:`ptxstatic.analysis.liveness.register_pressure`, capped by ``.maxnreg``), static shared memory and the
@@ -32,21 +34,29 @@ class KernelResources:
     source: str  # "ptxas -v -arch=sm_90", or "estimated from the PTX (why)"
 
 
-def kernel_resources(module: Module, arch: str, ptx: str | None = None) -> dict[str, KernelResources]:
-    """Resources of every function of ``module`` on ``arch`` (``ptx``: the module's text, when at hand).
+def kernel_resources(module: Module, arch: str, ptx: str | None = None,
+                     cubin: bytes | None = None) -> dict[str, KernelResources]:
+    """Resources of every function of ``module`` on ``arch`` (``ptx``: the module's text, when at hand;
+    ``cubin``: what ptxas made of it for ``arch`` with its default options, when at hand).
 
     Raises :class:`~ptxstatic.errors.PtxstaticError` when ptxas rejects PTX it should assemble.
     """
+    if cubin is not None:
+        from ptxstatic.toolchain.cubin import cubin_stats
+
+        read = cubin_stats(cubin, module, arch)
+        if read is not None:
+            return {name: _measured(s, arch, f"ptxas -arch={arch}") for name, s in read.items()}
     why = unassemblable(target_arch(module), arch)
     if why is not None:
         return estimate_resources(module, arch, why)
     stats = ptxas_stats(ptx if ptx is not None else print_module(module), arch) or {}
-    return {name: _measured(s, arch) for name, s in stats.items()}
+    return {name: _measured(s, arch, f"ptxas -v -arch={arch}") for name, s in stats.items()}
 
 
-def _measured(s: PtxasFunction, arch: str) -> KernelResources:
+def _measured(s: PtxasFunction, arch: str, source: str) -> KernelResources:
     return KernelResources(s.name, arch, s.registers, s.shared_bytes, s.stack_frame, s.spill_stores, s.spill_loads,
-                           False, f"ptxas -v -arch={arch}")
+                           False, source)
 
 
 def estimate_resources(module: Module, arch: str, why: str) -> dict[str, KernelResources]:

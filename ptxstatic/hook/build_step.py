@@ -175,7 +175,7 @@ def _in_process(cmd: NvccCommand, cwd: str, strict: bool, child: Child,
         analysis = Analysis(cmd, cwd, strict)
         analysis.start()
         try:
-            status = _wait(child, capture, analysis, cmd.best_target)
+            status = _wait(child, capture, analysis, cmd.best_target, cmd.sass_archs)
         finally:
             capture.close()
             _restore(signals)
@@ -212,16 +212,18 @@ def _stem(path: str) -> str:
     return os.path.splitext(os.path.basename(path))[0]
 
 
-def _wait(child: Child, capture, analysis, best: str | None) -> int:
+def _wait(child: Child, capture, analysis, best: str | None, assembled: list[str]) -> int:
     """Service the capture until nvcc exits (woken by the exit itself where pidfd is available).
 
-    Once the PTX of every input for the ``best`` target is complete, the watch is closed at once and the rest
-    is waiting: closing an inotify watch costs the kernel a walk over the watched directory's entries, which
-    is better spent beside nvcc than after it.
+    Once the PTX of every input for the ``best`` target is complete, and its cubin where nvcc assembles for
+    that target (``assembled``), the watch is closed at once and the rest is waiting: closing an inotify watch
+    costs the kernel a walk over the watched directory's entries, which is better spent beside nvcc than after
+    it.
     """
     pending = set(capture.stems) if best is not None and capture.stems else None
+    cubins: set[str] = set()  # origins of the best PTX whose cubin nvcc is assembling
     watch = capture.fileno()
-    while child.poll() is None and pending != set():
+    while child.poll() is None and (pending != set() or cubins):
         if watch is not None:
             fds = [watch] + ([child.pidfd] if child.pidfd is not None else [])
             ready = select.select(fds, [], [], None if child.pidfd is not None else 0.02)[0]
@@ -230,9 +232,13 @@ def _wait(child: Child, capture, analysis, best: str | None) -> int:
             done = capture.poll(0.01)
         for captured in done:
             analysis.offer(captured)
-            if pending is not None and captured.target == best:
+            if captured.sass is not None and captured.sass == best:
+                cubins.discard(captured.origin)
+            elif pending is not None and captured.target == best and captured.stem in pending:
                 pending.discard(captured.stem)
-    if pending == set():
+                if best in assembled:
+                    cubins.add(captured.origin)
+    if pending == set() and not cubins:
         capture.close()
         child.wait()
     else:

@@ -8,6 +8,9 @@ step (its process id belongs to the step's process or one of its descendants, so
 into a private directory as soon as it is created, so nvcc's clean-up does not take it away, and reports it
 complete when nvcc closes it: analysis can start while nvcc is still assembling and compiling host code.
 Adding ``--keep``/``--keep-dir`` to the command instead would change the names nvcc embeds in the object file.
+The cubins ptxas makes of that PTX (``tmpxft_PPPPPPPP_00000000-N_STEM[.compute_NN].sm_NN.cubin``) are taken in
+the same way: what ptxas made of a PTX file is read from them rather than assembled again
+(:mod:`ptxstatic.toolchain.cubin`).
 
 :class:`Intake` is what one build step's files are; :class:`PtxCapture` watches for one step (the hook
 analysing in its own process), :class:`Watcher` for the steps of every build the analysis server serves.
@@ -20,7 +23,12 @@ import os
 import re
 import select
 
-TMPXFT_PTX = re.compile(r"^tmpxft_(?P<pid>[0-9a-f]{8})_[0-9a-f]{8}-\d+_(?P<stem>.+?)(?:\.compute_\w+)?\.ptx$")
+#: nvcc's temporary files the hook takes in: PTX, and the cubins ptxas makes of it (``sass``: their architecture)
+TMPXFT = re.compile(r"^tmpxft_(?P<pid>[0-9a-f]{8})_[0-9a-f]{8}-\d+_(?P<base>(?P<stem>.+?)(?:\.compute_\w+)?)"
+                    r"(?:\.ptx|\.(?P<sass>sm_\w+)\.cubin)$")
+#: the same files under their ``--keep`` names
+KEPT = re.compile(r"^(?P<base>(?P<stem>.+?)(?:\.compute_\w+)?)(?:\.ptx|\.(?P<sass>sm_\w+)\.cubin)$")
+_SUFFIXES = (".ptx", ".cubin")
 
 
 def nvcc_temp_dir() -> str:
@@ -44,14 +52,17 @@ def remove_dir(directory: str) -> None:
 
 
 class Captured:
-    """One PTX file of the build: nvcc's name for it, our link to it (or copy), its source's stem."""
+    """One PTX file of the build, or a cubin ptxas made of one: nvcc's name for it, our link to it (or copy), its
+    source's stem, and ``origin``, the same for a PTX file and the cubins made of it."""
 
-    def __init__(self, name: str, path: str, stem: str) -> None:
+    def __init__(self, name: str, path: str, stem: str, origin: str = "", sass: str | None = None) -> None:
         self.name = name
         self.path = path
         self.stem = stem
+        self.origin = origin
+        self.sass = sass  # a cubin's architecture (``sm_90``); None for PTX
         self.complete = False
-        self.target: str | None = None  # its ``.target`` (``sm_90a``), read when it is complete
+        self.target: str | None = None  # a PTX file's ``.target`` (``sm_90a``), read when it is complete
 
 
 def ptx_target(path: str) -> str | None:
@@ -89,8 +100,8 @@ def captured_in(directory: str) -> list[Captured]:
     out = []
     with contextlib.suppress(OSError):
         for entry in sorted(os.scandir(directory), key=lambda e: e.name):
-            m = TMPXFT_PTX.match(entry.name.split("-", 1)[-1])
-            if m is not None:
+            m = TMPXFT.match(entry.name.split("-", 1)[-1])
+            if m is not None and m.group("sass") is None:
                 captured = Captured(entry.name, entry.path, m.group("stem"))
                 captured.complete, captured.target = True, ptx_target(entry.path)
                 out.append(captured)
@@ -115,7 +126,7 @@ class Intake:
         for d in self.dirs:
             with contextlib.suppress(OSError):
                 for e in os.scandir(d):
-                    if e.name.endswith(".ptx"):
+                    if e.name.endswith(_SUFFIXES):
                         self.seen(d, e.name, closed=False)
 
     def finish(self) -> list[Captured]:
@@ -125,25 +136,27 @@ class Intake:
             _completed(c)
         return out
 
-    def ours(self, directory: str, name: str) -> str | None:
-        """The source stem if ``directory/name`` is a PTX file of this build step, else None."""
+    def ours(self, directory: str, name: str) -> re.Match | None:
+        """The match of ``directory/name``'s name if it is a PTX file or cubin of this build step, else None."""
         if directory == self.keep_dir:
-            stem = re.sub(r"(\.compute_\w+)?\.ptx$", "", name)
-            return stem if stem in self.stems else None
-        m = TMPXFT_PTX.match(name)
+            m = KEPT.match(name)
+            return m if m is not None and m.group("stem") in self.stems else None
+        m = TMPXFT.match(name)
         if m is None or not descends_from(int(m.group("pid"), 16), self.root_pid):
             return None
-        return m.group("stem")
+        return m
 
     def seen(self, directory: str, name: str, closed: bool) -> Captured | None:
         """Note that ``directory/name`` was created (``closed``: written and closed); the file if it is ours."""
         key = os.path.join(directory, name)
         captured = self.files.get(key)
         if captured is None:
-            stem = self.ours(directory, name)
-            if stem is None:
+            m = self.ours(directory, name)
+            if m is None:
                 return None
-            captured = Captured(name, os.path.join(self.private, f"{len(self.files)}-{name}"), stem)
+            origin = f"{directory}/{m.groupdict().get('pid') or ''}/{m.group('base')}"
+            captured = Captured(name, os.path.join(self.private, f"{len(self.files)}-{name}"), m.group("stem"),
+                                origin, m.group("sass"))
             with contextlib.suppress(OSError):  # another file system, or gone: copied when complete
                 os.link(key, captured.path)
             self.files[key] = captured
@@ -161,7 +174,8 @@ class Intake:
 
 def _completed(captured: Captured) -> None:
     captured.complete = True
-    captured.target = ptx_target(captured.path)
+    if captured.sass is None:
+        captured.target = ptx_target(captured.path)
 
 
 def _inotify(nonblocking: bool = False):  # -> inotify_simple.INotify
@@ -218,7 +232,7 @@ class PtxCapture(Intake):
             return []
         done = []
         for ev in self._inotify.read(timeout=int(timeout * 1000)):
-            if not ev.name.endswith(".ptx"):
+            if not ev.name.endswith(_SUFFIXES):
                 continue
             captured = self.seen(self._dir_of.get(ev.wd, ""), ev.name, closed=not _is_create(ev.mask))
             if captured is not None and captured.complete:
@@ -297,7 +311,7 @@ class Watcher:
             if ev.wd in self._code:
                 self.code_changed |= ev.name.endswith(_CODE_SUFFIXES)
                 continue
-            if not ev.name.endswith(".ptx"):
+            if not ev.name.endswith(_SUFFIXES):
                 continue
             directory = self._dir_of.get(ev.wd, "")
             for intake in self._intakes.get(directory, ()):

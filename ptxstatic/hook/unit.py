@@ -2,7 +2,9 @@
 hook's own thread beside nvcc (:mod:`.lint_thread`) or in the analysis server (:mod:`.server`).
 
 It reads the configuration, analyses the PTX of the command's highest virtual architecture as soon as nvcc has
-written it, and after nvcc each source not analysed yet; it keeps the diagnostics until nvcc has finished.
+written it (where nvcc assembles that PTX with ptxas's default options, as soon as the cubin is written too:
+what ptxas made of the code is read from it rather than assembled again), and after nvcc each source not
+analysed yet; it keeps the diagnostics until nvcc has finished.
 Results are looked up in and stored to ``check``'s result cache, keyed by the PTX text, the configuration,
 the tool's code and the build directory, so that the same PTX is never analysed twice. Each analysis has a
 budget of CPU time (``hook-budget``, :data:`~ptxstatic.limits.HOOK_BUDGET_S` by default); one cut short says so
@@ -13,6 +15,7 @@ change nvcc's result.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 from typing import Any
@@ -31,6 +34,8 @@ class UnitAnalysis:
         self.cmd, self.cwd, self.strict = cmd, cwd, strict
         self._done: set[str] = set()  # stems analysed
         self._complete: list[Captured] = []
+        self._cubins: dict[str, dict[str, Captured]] = {}  # origin -> architecture -> cubin
+        self._waiting: dict[str, Captured] = {}  # origin -> PTX whose cubin nvcc is still assembling
         self._lines: list[str] = []
         self._failures: list[str] = []
         self._found_at_fail_level = 0
@@ -45,10 +50,22 @@ class UnitAnalysis:
             self._config = None
 
     def offer(self, captured: Captured) -> None:
-        """A complete PTX file of the step: analysed now if it is of the command's highest architecture."""
+        """A complete PTX file or cubin of the step: a PTX file of the command's highest architecture is analysed
+        now, or once the cubin that nvcc assembles from it for its own architecture is there too."""
+        if captured.sass is not None:
+            if captured.sass in self.cmd.sass_archs:
+                self._cubins.setdefault(captured.origin, {})[captured.sass] = captured
+            waiting = self._waiting.get(captured.origin)
+            if waiting is not None and waiting.target == captured.sass:
+                del self._waiting[captured.origin]
+                self._analyse(waiting)
+            return
         self._complete.append(captured)
         if self._config is not None and captured.stem not in self._done and self._is_best(captured):
-            self._analyse(captured)
+            if captured.target in self.cmd.sass_archs and captured.target not in self._cubins.get(captured.origin, {}):
+                self._waiting[captured.origin] = captured
+            else:
+                self._analyse(captured)
 
     def finish(self, status: int) -> Outcome:
         """nvcc has exited with ``status``: what is left to analyse, then the outcome (nothing when nvcc failed:
@@ -168,8 +185,12 @@ class UnitAnalysis:
             failures.append(message)
             self._fail(f"{source}: {message}")
 
+        cubins = {}
+        for sass, cubin in self._cubins.get(captured.origin, {}).items():
+            with contextlib.suppress(OSError):
+                cubins[sass] = Path(cubin.path).read_bytes()
         findings = lint_module(module, self._config, ptx_path=shown, source_root=self.cwd, on_failure=failed,
-                               display_names=False, budget=budget)
+                               display_names=False, budget=budget, cubins=cubins)
         return findings, budget.summary(), dependencies, failures
 
     def _fail(self, message: str) -> None:

@@ -10,7 +10,7 @@ positions and the inlined-at chain from the instruction.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -37,12 +37,14 @@ class ModuleContext:
 
     ``ptx_path`` is the PTX file as it should be shown; relative ``.file`` paths are taken relative to
     ``source_root`` (the directory nvcc ran in) when it is given. ``budget``: the CPU time the analysis may take
-    (None: unbounded).
+    (None: unbounded). ``cubins``: what ptxas made of the module with its default options, by architecture.
     """
 
     def __init__(self, module: Module, config: Config, ptx_path: str | None = None,
-                 source_root: str | Path | None = None, budget: Budget | None = None) -> None:
+                 source_root: str | Path | None = None, budget: Budget | None = None,
+                 cubins: Mapping[str, bytes] | None = None) -> None:
         self.module = module
+        self.cubins = dict(cubins or {})
         self.budget = budget
         self.config = config
         self.ptx_path = ptx_path or module.filename

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from ptxstatic.config import Config
@@ -74,7 +74,8 @@ def lint_module(module: Module, config: Config, *, ptx_path: str | None = None,
                 source_root: str | Path | None = None, rules: Sequence[Rule] | None = None,
                 on_failure: Callable[[str], None] | None = None, display_names: bool = True,
                 on_note: Callable[[str], None] | None = None, include_dirs: Sequence[str] | None = None,
-                system_dirs: Sequence[str] = (), budget: Budget | None = None) -> list[Finding]:
+                system_dirs: Sequence[str] = (), budget: Budget | None = None,
+                cubins: Mapping[str, bytes] | None = None) -> list[Finding]:
     """Run the selected rules on every function with a body and return the findings that survive
     ``per-file-ignores`` and suppression comments, sorted by location.
 
@@ -87,11 +88,12 @@ def lint_module(module: Module, config: Config, *, ptx_path: str | None = None,
     Findings are then placed in the user's code (:mod:`.placement`): out of system headers (judged with the
     compilation's ``include_dirs`` and ``system_dirs``, ``-I`` and ``-isystem``; ``include_dirs`` None where
     the compilation is not known) and out of missing files. Once ``budget`` is spent no rule starts on a
-    function, and what is skipped is recorded in it.
+    function, and what is skipped is recorded in it. ``cubins``: what ptxas made of this PTX with its default
+    options, by architecture (a build's cubins), read in place of running ``ptxas -v`` where they tell as much.
     """
     selected = [(r, *r.configured(config)) for r in (rules if rules is not None else all_rules())
                 if config.is_selected(r.code, r.opt_in)]
-    mc = ModuleContext(module, config, ptx_path, source_root, budget)
+    mc = ModuleContext(module, config, ptx_path, source_root, budget, cubins)
     found: list[Finding] = []
     for fn in module.functions:
         if fn.body is None:

@@ -68,7 +68,7 @@ def resources(mc: ModuleContext) -> dict[str, KernelResources] | None:
         if arch is None:
             return None
         try:
-            return kernel_resources(mc.module, arch)
+            return kernel_resources(mc.module, arch, cubin=mc.cubins.get(arch))
         except PtxasSkipped as exc:
             mc.note(f"{exc}; the resource rules do not judge this file")
             return None
@@ -91,7 +91,8 @@ def measured_resources(mc: ModuleContext, function: str) -> KernelResources | No
         from ptxstatic.toolchain.ptxas import target_arch as ptx_arch
 
         try:
-            return kernel_resources(mc.module, ptx_arch(mc.module))
+            arch = ptx_arch(mc.module)
+            return kernel_resources(mc.module, arch, cubin=mc.cubins.get(arch))
         except PtxstaticError:
             return None
 

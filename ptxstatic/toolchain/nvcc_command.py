@@ -77,6 +77,7 @@ class NvccCommand:
         self.output: str | None = None  # -o
         self.virtual_archs: list[str] | None = None  # compute_NN[a|f] it makes PTX for; None if unknown
         self.keep_dir: str | None = None  # where --keep puts intermediate files (None without --keep)
+        self.sass_archs: list[str] = []  # the sm_NN[a|f] nvcc assembles for with ptxas's default options
         self.pass_reason: str | None = None  # why nothing is analysed (None: analyse)
 
     @property
@@ -189,6 +190,8 @@ def _classify(cmd: NvccCommand, cwd: str | None) -> None:
         keep = next((v for n, v in reversed(opts) if n in ("-keep-dir", "--keep-dir")), None)
         cmd.keep_dir = os.path.normpath(os.path.join(cwd or os.getcwd(), keep or "."))
     cmd.virtual_archs = _virtual_archs(opts)
+    if not names & _PTXAS_OPTIONS and _relocatable(opts) is False:
+        cmd.sass_archs = _sass_archs(opts)
     phase = next((n for n, _ in opts if n in _NO_DEVICE_CODE), None)
     lto_code = any(n in ("-gencode", "--generate-code", "-code", "--gpu-code") and v and "lto_" in v for n, v in opts)
     if phase is not None:
@@ -208,6 +211,29 @@ def _codes(opts: list[tuple[str, str | None]]) -> list[str]:
             m = re.search(r"code=\[?([^\]]*)\]?", v)
             out += m.group(1).split(",") if m else []
     return [c.strip() for c in out]
+
+
+#: options that change what ptxas makes of the PTX (``-lineinfo``'s ``--generate-line-info`` does not)
+_PTXAS_OPTIONS = frozenset({
+    "-Xptxas", "--ptxas-options", "-maxrregcount", "--maxrregcount", "-G", "--device-debug", "-split-compile",
+    "--split-compile", "-split-compile-extended", "--split-compile-extended", "-dc", "--device-c", "-dw",
+    "--device-w", "-ewp", "--extensible-whole-program", "-dopt", "--dopt", "-dlto", "--dlink-time-opt",
+})
+
+
+def _relocatable(opts: list[tuple[str, str | None]]) -> bool | None:
+    """Whether ``-rdc`` asks for relocatable device code (None: a value nvcc would reject)."""
+    value = next((v for n, v in reversed(opts) if n in ("-rdc", "--relocatable-device-code")), "false")
+    return {"true": True, "false": False}.get((value or "").lower())
+
+
+def _sass_archs(opts: list[tuple[str, str | None]]) -> list[str]:
+    """The real architectures nvcc assembles for (``-arch=sm_NN`` without ``-code``, ``sm_NN`` codes)."""
+    codes = [c for c in _codes(opts) if c.startswith("sm_")]
+    if not any(n in ("-code", "--gpu-code", "-gencode", "--generate-code") for n, _ in opts):
+        codes += [a for n, v in opts if n in ("-arch", "--gpu-architecture") and v for a in v.split(",")
+                  if re.fullmatch(r"sm_\d+[a-z]?", a)]
+    return sorted(set(codes), key=arch_key)
 
 
 def _virtual_archs(opts: list[tuple[str, str | None]]) -> list[str] | None:

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
 from pathlib import Path
 
 import pytest
+from support.paths import needs_nvcc
 
-from ptxstatic.hook.capture import TMPXFT_PTX, descends_from
+from ptxstatic.hook.capture import TMPXFT, descends_from
 from ptxstatic.toolchain.nvcc_command import arch_key, parse_command
 
 
@@ -71,11 +75,50 @@ def test_architecture_order():
 
 
 def test_temporary_ptx_names_and_process_tree():
-    m = TMPXFT_PTX.match("tmpxft_00005d80_00000000-6_loops.compute_90.ptx")
-    assert m and int(m.group("pid"), 16) == 0x5D80 and m.group("stem") == "loops"
-    assert TMPXFT_PTX.match("tmpxft_00005d80_00000000-6_my.kernel.ptx").group("stem") == "my.kernel"
-    assert TMPXFT_PTX.match("tmpxft_00005d80_00000000-8_loops.sm_90.cubin") is None
-    import os
-
+    m = TMPXFT.match("tmpxft_00005d80_00000000-6_loops.compute_90.ptx")
+    assert m and int(m.group("pid"), 16) == 0x5D80 and m.group("stem") == "loops" and m.group("sass") is None
+    assert TMPXFT.match("tmpxft_00005d80_00000000-6_my.kernel.ptx").group("stem") == "my.kernel"
+    cubin = TMPXFT.match("tmpxft_00005d80_00000000-8_loops.compute_90.sm_90a.cubin")
+    assert cubin.group("sass") == "sm_90a" and cubin.group("base") == "loops.compute_90"
+    assert TMPXFT.match("tmpxft_00005d80_00000000-3_loops.fatbin.c") is None
     assert descends_from(os.getpid(), os.getppid())
     assert not descends_from(os.getppid(), os.getpid())
+
+
+@pytest.mark.parametrize("args, sass", [
+    (["-arch=sm_90"], ["sm_90"]),
+    (["-arch=sm_90", "-lineinfo", "-O3"], ["sm_90"]),
+    (["-arch=sm_80", "-code=sm_80,compute_80"], ["sm_80"]),
+    (["-gencode", "arch=compute_80,code=[sm_80,sm_86]", "-gencode", "arch=compute_90,code=sm_90a"],
+     ["sm_80", "sm_86", "sm_90a"]),
+    (["-arch=compute_90"], []),  # PTX only
+    ([], []),  # nvcc's default: not known here
+    (["-arch=sm_90", "-maxrregcount=64"], []),  # options that change what ptxas makes of the PTX
+    (["-arch=sm_90", "-Xptxas", "-O1"], []),
+    (["-arch=sm_90", "-G"], []),
+    (["-arch=sm_90", "-rdc=true"], []),
+    (["-arch=sm_90", "-rdc=false"], ["sm_90"]),
+])
+def test_what_nvcc_assembles_with_ptxas_defaults(args: list[str], sass: list[str]):
+    assert parse_command(["nvcc", "-c", *args, "k.cu"]).sass_archs == sass
+
+
+@needs_nvcc
+@pytest.mark.parametrize("args", [
+    ["-arch=sm_90"],
+    ["-gencode", "arch=compute_80,code=[sm_80,sm_86]", "-gencode", "arch=compute_90,code=[sm_90,compute_90]"],
+])
+def test_each_cubin_is_matched_to_the_ptx_it_is_made_of(tmp_path: Path, args: list[str]):
+    """nvcc's own plan (``-dryrun``): every ptxas step's PTX and cubin share an origin, and the cubin's
+    architecture is the step's."""
+    (tmp_path / "my.kernel.cu").write_text("__global__ void k(float *a) { a[threadIdx.x] *= 2; }\n")
+    plan = subprocess.run(["nvcc", "-dryrun", "-c", *args, "my.kernel.cu"], cwd=tmp_path, capture_output=True,
+                          text=True, check=True).stderr
+    steps = [line for line in plan.splitlines() if line.startswith("#$ ptxas")]
+    assert steps
+    for step in steps:
+        arch = re.search(r"-arch=(sm_\w+)", step).group(1)
+        ptx, cubin = (TMPXFT.match(os.path.basename(p)) for p in re.findall(r'"([^"]+\.(?:ptx|cubin))"', step))
+        assert ptx.group("sass") is None and cubin.group("sass") == arch
+        assert ptx.group("base") == cubin.group("base") and cubin.group("stem") == "my.kernel"
+        assert arch in parse_command(["nvcc", "-c", *args, "my.kernel.cu"]).sass_archs

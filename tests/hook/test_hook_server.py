@@ -10,6 +10,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -253,3 +254,33 @@ def test_a_stopped_server_ends_at_once(build):
     os.kill(pid, signal.SIGTERM)
     assert wait_until(lambda: not serving(pid), 5)
     assert "stop: SIGTERM" in server_log(env)
+
+
+def _messages(text: str) -> list[tuple[str, str]]:
+    """(line, message) of each finding in compiler-style text, the column left out (``check`` on PTX has none)."""
+    return sorted((m.group(2), m.group(5)) for m in diagnostics(text))
+
+
+@pytest.mark.parametrize("extra, server, assembled_again", [
+    ([], "1", False), ([], "0", False), (["-maxrregcount=128"], "1", True)],
+    ids=["server", "in the hook", "-maxrregcount"])
+def test_resources_from_the_cubin_nvcc_wrote(build, tmp_path: Path, extra: list[str], server: str,
+                                             assembled_again: bool):
+    """Where nvcc assembles with ptxas's default options, registers and shared memory come from the cubin nvcc
+    wrote (no ``ptxas -v`` of the hook's own: its cache stays empty), in the server and in the hook's own
+    process alike, and the findings are ``check``'s from ``ptxas -v``; an option that changes what ptxas makes
+    of the PTX has the hook run ``ptxas -v`` itself."""
+    project, env, hook = build
+    env["PTXSTATIC_SERVER"] = server
+    for name in ("occupancy.cu", "common.cuh"):
+        shutil.copy(ROOT / "microbenchmarks" / name, project / "src" / name)
+    result = run([hook, "nvcc", *FLAGS, *extra, "src/occupancy.cu", "-o", "occupancy.o"], project, env)
+    assert result.returncode == 0, result.stderr
+    ptxas_cache = Path(env["PTXSTATIC_CACHE_DIR"]) / "ptxas"
+    assert (ptxas_cache.is_dir() and any(ptxas_cache.iterdir())) == assembled_again
+    ptx = tmp_path / "occupancy.ptx"
+    run([tool("nvcc"), "-ptx", *FLAGS[1:], "src/occupancy.cu", "-o", str(ptx)], project, env).check_returncode()
+    check = run([sys.executable, "-m", "ptxstatic", "check", str(ptx)], project, env)
+    hooked = _messages(result.stderr)
+    assert any(message.endswith("[PS303]") for _, message in hooked)
+    assert hooked == _messages(check.stdout)
