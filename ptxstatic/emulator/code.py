@@ -16,7 +16,7 @@ import numpy as np
 from ptxstatic.analysis import graphs
 from ptxstatic.analysis.cfg import BlockGraph, build_cfg
 from ptxstatic.emulator.faults import EmulationError
-from ptxstatic.emulator.lanes import LANES
+from ptxstatic.emulator.lanes import FULL, LANES
 from ptxstatic.emulator.memory import Device, Symbol, decl_size
 from ptxstatic.ptx.ast import (
     Addr,
@@ -265,15 +265,17 @@ class Operands:
                 if type(v) is not np.ndarray or v.dtype != vt:
                     v = np.asarray(v).astype(vt)
                 regs = f.regs
-                regs[name] = np.where(m, v, regs[name])
+                regs[name] = v if m is FULL and v.base is None and v.shape == FULL.shape else np.where(m, v, regs[name])
         else:
             signed = is_signed(ty)
 
             def write(f, v, m):
                 if type(v) is not np.ndarray or v.dtype != vt:
                     v = np.asarray(v).astype(vt)
+                fresh = v.base is None and v.shape == FULL.shape
+                v = resize(v, storage, signed)
                 regs = f.regs
-                regs[name] = np.where(m, resize(v, storage, signed), regs[name])
+                regs[name] = v if m is FULL and fresh else np.where(m, v, regs[name])
 
         return write
 

@@ -35,7 +35,7 @@ from ptxstatic.emulator.code import (
     compile_function,
 )
 from ptxstatic.emulator.faults import EmulationError, StopEmulation
-from ptxstatic.emulator.lanes import WARP, lanes
+from ptxstatic.emulator.lanes import FULL, WARP, lanes
 from ptxstatic.emulator.memory import Device
 from ptxstatic.emulator.observe import Observer
 from ptxstatic.emulator.state import Cta, Frame, Warp
@@ -276,6 +276,8 @@ class _Emulator:
                 if not kernel:
                     m &= ~frame.returned
                 n = np.count_nonzero(m)
+                if n == WARP:
+                    m = FULL
                 if pc < 0 or not n:
                     if pc == END and n:
                         self._leave(frame, m)
