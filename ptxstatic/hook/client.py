@@ -22,9 +22,13 @@ import contextlib
 import json
 import os
 import select
-import socket
 import sys
 import time
+
+try:  # the socket module's start (its flag enums) costs about 4 ms of CPU on every compile: its C core is enough
+    import _socket as socket
+except ImportError:  # pragma: no cover - an interpreter without it
+    import socket  # type: ignore[no-redef]
 
 from ptxstatic.limits import HOOK_SERVER_ACCEPT_S
 
@@ -206,8 +210,11 @@ def _start(where: Address) -> socket.socket | None:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:  # another hook is starting the server, or one is shutting down: try its socket a while
             return _connect_soon(where.socket)
-        with _listener(where.socket) as listener:
+        listener = _listener(where.socket)
+        try:
             _spawn_server(where, listener.fileno(), lock)
+        finally:
+            listener.close()
         return _connect(where.socket)
     except OSError:
         return None

@@ -87,7 +87,7 @@ def _method_kind(f: Figures) -> str:
 
 def sampling(ctx: RuleContext) -> Sampling:
     """The module's sampled accesses, emulated once for all rules and functions."""
-    return ctx.mc.memo("PS1.sampling", lambda: sample_module(ctx.module, ctx.config, ctx.mc.budget))
+    return ctx.mc.memo("PS1.sampling", lambda: sample_module(ctx.module, ctx.config, ctx.mc.budget, ctx.mc.def_use))
 
 
 def instruction_figures(ctx: RuleContext, index: int, space: str) -> Figures | None:

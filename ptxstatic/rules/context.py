@@ -63,6 +63,18 @@ class ModuleContext:
             self._memo[key] = compute()
         return self._memo[key]
 
+    def cfg(self, fn: Function) -> BlockGraph:
+        """``fn``'s basic-block graph, built once per module for every rule."""
+        from ptxstatic.analysis.cfg import build_cfg
+
+        return self.memo(f"cfg:{fn.name}", lambda: build_cfg(fn))
+
+    def def_use(self, fn: Function) -> DefUse:
+        """``fn``'s reaching definitions, computed once per module (the rules and the memory rules' sampling)."""
+        from ptxstatic.analysis.defuse import def_use
+
+        return self.memo(f"du:{fn.name}", lambda: def_use(self.cfg(fn)))
+
     @cached_property
     def callers(self) -> dict[str, list[str]]:
         """Function -> the functions that call it directly (without networkx, which is slow to import)."""
@@ -126,17 +138,13 @@ class RuleContext:
     def instructions(self) -> list[Instruction]:
         return self.function.instructions
 
-    @cached_property
+    @property
     def cfg(self) -> BlockGraph:
-        from ptxstatic.analysis.cfg import build_cfg
+        return self.mc.cfg(self.function)
 
-        return build_cfg(self.function)
-
-    @cached_property
+    @property
     def du(self) -> DefUse:
-        from ptxstatic.analysis.defuse import def_use
-
-        return def_use(self.cfg)
+        return self.mc.def_use(self.function)
 
     @cached_property
     def cd(self) -> ControlDependence:

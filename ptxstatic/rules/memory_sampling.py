@@ -18,7 +18,9 @@ back to the affine stride of an address in ``%tid.x`` where nothing was measured
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -35,6 +37,9 @@ from ptxstatic.ptx.ast import Function, Module
 from ptxstatic.ptx.launch_binding import bind_present
 from ptxstatic.rules.budget import Budget
 from ptxstatic.traffic.sample import complete_args
+
+if TYPE_CHECKING:
+    from ptxstatic.analysis.defuse import DefUse
 
 #: the default launch: blocks of 32 x 4 threads (one warp a row of x, every warp sampled) in a 32 x 32 grid,
 #: integer arguments 1024, floating-point ones 1.0, and a 2 MiB zero-filled buffer for every pointer
@@ -144,16 +149,17 @@ def _default_block(fn: Function) -> tuple[int, int, int]:
     return (x, max(1, threads // x), 1)
 
 
-def sample_module(module: Module, config: Config, budget: Budget | None = None) -> Sampling:
+def sample_module(module: Module, config: Config, budget: Budget | None = None,
+                  def_use_of: Callable[[Function], DefUse] | None = None) -> Sampling:
     """Emulate CTA (0, 0, 0) of every kernel of ``module`` and keep the sampled warps' accesses, within
-    ``budget`` (an emulation it cuts short is recorded there)."""
-    from ptxstatic.analysis.cfg import build_cfg
-    from ptxstatic.analysis.defuse import def_use
+    ``budget`` (an emulation it cuts short is recorded there); ``def_use_of`` gives a function's reaching
+    definitions where they are kept (else they are computed here)."""
+    from ptxstatic.analysis.defuse import function_def_use
     from ptxstatic.analysis.memory_access import pointer_params
 
     out = Sampling()
     for fn in module.kernels:
-        pointers = pointer_params(fn, def_use(build_cfg(fn)))
+        pointers = pointer_params(fn, (def_use_of or function_def_use)(fn))
         launch, invented = kernel_launch(module, fn, pointers, config.launch)
         reached: set[str] = set()
         stopped = _emulate(module, fn, launch, out, reached, budget)

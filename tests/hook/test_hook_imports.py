@@ -43,8 +43,8 @@ def test_linting_with_cached_shapes_imports_neither_networkx_nor_lark(tmp_path):
 
 
 LIGHT_PATH_AVOIDS = ("pathlib", "subprocess", "dataclasses", "typing", "tempfile", "threading", "hashlib", "ctypes",
-                     "inotify_simple", "numpy", "lark", "tomllib", "ptxstatic.ptx", "ptxstatic.rules", "ptxstatic.lint",
-                     "ptxstatic.config", "ptxstatic.hook.unit", "ptxstatic.hook.capture")
+                     "socket", "inotify_simple", "numpy", "lark", "tomllib", "ptxstatic.ptx", "ptxstatic.rules",
+                     "ptxstatic.lint", "ptxstatic.config", "ptxstatic.hook.unit", "ptxstatic.hook.capture")
 
 
 @needs_nvcc
