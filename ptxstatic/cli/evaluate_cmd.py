@@ -47,7 +47,7 @@ def _saved_cv(models: tuple[str, ...], grouping: str) -> Path | None:
 @click.option("--model", "models", multiple=True, metavar="DIR",
               help="A model directory, or a directory of them (e.g. trained/gtxtitanx); repeatable. With --cv: "
                    "the directory whose cv/GROUPING.json gives saved rows for models not retrained.")
-@click.option("--data", metavar="DB|FOLDER",
+@click.option("--data", metavar="DB|FOLDER", type=click.Path(exists=True),
               help="Dataset file, or a folder in the gpuPTXModel layout (imported on the fly).")
 @click.option("--fullpipe", metavar="FOLDER",
               help="Score the models through the whole pipeline instead: the applications of a full-pipeline "

@@ -28,10 +28,10 @@ def _read_results(paths: tuple[str, ...]) -> list[dict]:
 
 @click.command()
 @click.argument("model", type=click.Choice(MODELS))
-@click.option("--data", "data_paths", required=True, multiple=True, metavar="DB|FOLDER",
+@click.option("--data", "data_paths", required=True, multiple=True, metavar="DB|FOLDER", type=click.Path(exists=True),
               help="Dataset file, or a folder in the gpuPTXModel layout (imported on the fly); bottleneck and "
                    "power take several collect datasets (repeat the option).")
-@click.option("--counters", multiple=True, metavar="DB",
+@click.option("--counters", multiple=True, metavar="DB", type=click.Path(exists=True, dir_okay=False),
               help="bottleneck: datasets of hardware counters (`collect --counters`), whose durations add the "
                    "launches the collect datasets lack.")
 @click.option("--manifest", default="microbenchmarks/manifest.json", show_default=True, metavar="MANIFEST.json",

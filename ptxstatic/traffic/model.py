@@ -48,6 +48,7 @@ from ptxstatic.traffic.sample import (
     complete_args,
     sample_launch,
 )
+from ptxstatic.traffic.spills import FREQUENCY_RANGE, spill_traffic
 
 #: the least L1 capacity a CTA is given in the model (bytes)
 MIN_L1_BYTES = 4096
@@ -257,6 +258,14 @@ def _launch_traffic(bound: BoundLaunch, counts: dict[str, dict[int, float]], fig
                "stopped": sample.stopped}
     dram_read = sum((b.dram_read_bytes for b in buffers), ZERO)
     dram_write = sum((b.dram_write_bytes for b in buffers), ZERO)
+    spills = spill_traffic(bound, counts, figures, l1_capacity(bound, figures), resident_ctas(bound, figures))
+    if spills is not None:
+        l1_sectors += _spread(spills.load_sectors + spills.store_sectors)
+        l2_read += _spread(spills.l2_read_sectors)
+        l2_write += _spread(spills.l2_write_sectors)
+        dram_read += _spread(spills.dram_read_bytes)
+        dram_write += _spread(spills.dram_write_bytes)
+        assumptions.append(spills.assumption())
     lanes = {(f, b): n / sample.warp_entries[f][b] for f, blocks in sample.entries.items()
              for b, n in blocks.items() if sample.warp_entries.get(f, {}).get(b)}
     lines = atomic_lines(sample, figures.line_bytes, _buffer_ranges(bound, made_up), bound.launch.blocks)
@@ -271,6 +280,12 @@ def _buffer_sizes(bound: BoundLaunch) -> dict[str, int]:
 def _buffer_ranges(bound: BoundLaunch, made_up: frozenset[str]) -> dict[str, int]:
     """Where each buffer's bytes are: its size, or the sample's made-up size for a buffer the launch lacks."""
     return {**_buffer_sizes(bound), **dict.fromkeys(made_up, MADE_UP_BUFFER_BYTES)}
+
+
+def _spread(value: float) -> Estimate:
+    """A spill figure with its interval (:data:`~.spills.FREQUENCY_RANGE`)."""
+    low, high = FREQUENCY_RANGE
+    return Estimate(value, value * low, value * high)
 
 
 def _interval(f: Callable[[float], float], x: Estimate) -> Estimate:

@@ -80,3 +80,18 @@ def test_a_command_of_one_file_says_why_in_its_json(inputs: Path, command: list[
     assert doc["kernels"] == [] and [(e["file"], e["line"], e["message"]) for e in doc["errors"]] == [
         (name, line, message.format(tmp=inputs))]
     assert proc.stderr.startswith(f"{name}:")
+
+
+@pytest.mark.parametrize("command", [
+    ["train", "bottleneck", "--gpu", "h200", "--out", "model", "--data", "missing.sqlite"],
+    ["train", "bottleneck", "--gpu", "h200", "--out", "model", "--data", "good.ptx", "--counters", "missing.sqlite"],
+    ["train", "physical", "--out", "model", "--data", "missing.sqlite"],
+    ["evaluate", "--model", "model", "--data", "missing.sqlite"],
+])
+def test_a_dataset_that_is_not_there_is_one_error_and_not_created(inputs: Path, command: list[str]):
+    """A dataset path that does not exist is refused before anything runs: no traceback, and no empty
+    database left where it was named (SQLite would create one on opening)."""
+    done = run(*command, cwd=inputs)
+    assert done.returncode == 2, done.stderr
+    assert "'missing.sqlite' does not exist" in done.stderr and "Traceback" not in done.stderr
+    assert not (inputs / "missing.sqlite").exists() and not (inputs / "model").exists()

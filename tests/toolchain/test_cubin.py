@@ -90,7 +90,7 @@ def test_a_stack_frame_asks_ptxas(tmp_path: Path):
 
 
 def test_what_is_no_whole_program_cubin_answers_nothing(tmp_path: Path):
-    path = DATA / "traffic" / "traffic.ptx"
+    path = DATA / "fixtures" / "ptx" / "nvcc" / "sm_90" / "plain" / "shared.ptx"
     module = load_module(str(path)).module
     arch = ptx_arch(path.read_text())
     relocatable = _assemble(path, arch, tmp_path / "rel.cubin", "-c")

@@ -5,7 +5,7 @@ address's stride), L1 hits, L2 sectors and DRAM bytes per launch on the H200's f
 from __future__ import annotations
 
 import pytest
-from support.paths import DATA
+from support.paths import DATA, needs_ptxas
 
 from ptxstatic.counts.static.estimate import estimate_counts
 from ptxstatic.features.work import launch_work
@@ -17,6 +17,7 @@ from ptxstatic.ptx.launch_binding import bind
 from ptxstatic.traffic.atomics import busy_slices
 from ptxstatic.traffic.model import launch_traffic
 from ptxstatic.traffic.requests import instruction_traffic
+from ptxstatic.traffic.spills import register_cap
 
 PTX = DATA / "traffic" / "traffic.ptx"
 H200 = gpu_figures("h200")
@@ -162,3 +163,30 @@ def test_a_hot_counter_costs_far_more_l2_time_per_atomic_than_spread_slots(modul
         per_sector.append(resource_times(work, H200, *H200.default_clocks, params)["l2"] / t.l2_atomic_sectors.value)
     slices = H200.l2_bytes / params.l2_bytes_per_slice
     assert per_sector[0] / per_sector[1] == pytest.approx(busy_slices(8192, slices), rel=1e-6)
+
+
+def test_launch_bounds_give_the_registers_a_thread_may_use(module):
+    assert register_cap(module.function("spilling_accumulators"), "sm_90") == 32  # 65536 / (1024 x 2)
+    assert register_cap(module.function("accumulators"), "sm_90") is None
+
+
+@needs_ptxas
+def test_spills_ptxas_adds_run_with_the_loop_and_overflow_l1_and_l2(module):
+    """ptxas spills the 96 accumulators of spilling_accumulators (32 registers a thread under its launch bounds)
+    in its loop: the L1 sectors beyond the output's grow with the loop's trips; a CTA's 1024 frames overflow
+    its share of L1 and the frames of every resident thread overflow L2. Without bounds the same code keeps
+    them in registers and moves only its output."""
+    n = 1056 * 1024
+
+    def run(kernel: str, iters: int):
+        return traffic(module, kernel, 1056, 1024, {"0": Buffer("f32", n, output=True), "1": iters})
+
+    plain, short, long = run("accumulators", 64), run("spilling_accumulators", 16), run("spilling_accumulators", 64)
+    output = n / 8  # one float a thread: 4 sectors a warp
+    assert plain.l1_sectors.value == output and plain.l2_read_sectors.value == 0.0
+    assert not any("register spills" in a for a in plain.assumptions)
+    assert 3.0 < (long.l1_sectors.value - output) / (short.l1_sectors.value - output) < 4.0
+    assert 0 < long.l2_read_sectors.value < long.l1_sectors.value
+    assert long.dram_read_bytes.value > 0 and long.dram_write_bytes.value > 0
+    assert long.l1_sectors.low < long.l1_sectors.value < long.l1_sectors.high
+    assert any("register spills" in a for a in long.assumptions)

@@ -124,3 +124,26 @@ extern "C" __global__ void atomic_slots(unsigned* counts, int slots, int iters)
     for (int k = 0; k < iters; ++k)
         atomicAdd(counts + i, 1u);
 }
+
+// 96 live accumulators. Under launch bounds that leave a thread 32 registers (1024 threads, 2 CTAs per SM)
+// ptxas spills them to the stack frame in the loop: local-memory traffic that the PTX does not show.
+#define ACCUMULATE(out, iters)                                                                              \
+    float acc[96];                                                                                          \
+    _Pragma("unroll") for (int j = 0; j < 96; ++j) acc[j] = threadIdx.x + j;                                \
+    for (int k = 0; k < iters; ++k) {                                                                       \
+        _Pragma("unroll") for (int j = 0; j < 96; ++j) acc[j] = fmaf(acc[j], 0.999f, acc[(j + 1) % 96] * 1e-3f); \
+    }                                                                                                       \
+    float s = 0.0f;                                                                                         \
+    _Pragma("unroll") for (int j = 0; j < 96; ++j) s += acc[j];                                             \
+    out[blockIdx.x * blockDim.x + threadIdx.x] = s;
+
+extern "C" __global__ void __launch_bounds__(1024, 2) spilling_accumulators(float* out, int iters)
+{
+    ACCUMULATE(out, iters)
+}
+
+// The same without launch bounds: the 96 accumulators fit in a thread's 255 registers.
+extern "C" __global__ void accumulators(float* out, int iters)
+{
+    ACCUMULATE(out, iters)
+}
