@@ -51,16 +51,35 @@ def log_ratios(obs: list[Observation], figures: GpuFigures, params: BottleneckPa
 
 def fit(obs: list[Observation], figures: GpuFigures, start: BottleneckParameters = DEFAULT_PARAMETERS
         ) -> BottleneckParameters:
-    """The parameters that minimise the squared log ratios over ``obs`` (within :data:`FITTED`'s bounds)."""
+    """The parameters that minimise the squared log ratios over ``obs`` (within :data:`FITTED`'s bounds); one
+    that no launch of ``obs`` depends on (the tensor pipe's rate without a tensor-core launch) keeps its start:
+    the loss is flat along it, and the solver's steps would carry it anywhere."""
     from scipy.optimize import least_squares
 
     if not obs:
         raise PtxstaticError("no measured launches to fit the bottleneck model on")
     lo, hi = (np.array([b[i] for b in FITTED.values()]) for i in (0, 1))
     x0 = np.clip([getattr(start, k) for k in FITTED], lo, hi)
-    result = least_squares(lambda x: log_ratios(obs, figures, _with(start, x)), x0, bounds=(lo, hi),
+
+    def residuals(x: np.ndarray) -> np.ndarray:
+        return log_ratios(obs, figures, _with(start, x))
+
+    base = residuals(x0)
+    free = []
+    for i in range(len(x0)):
+        moved = x0.copy()
+        moved[i] = x0[i] * 1.01 if x0[i] * 1.01 <= hi[i] else x0[i] * 0.99
+        if not np.array_equal(residuals(moved), base):
+            free.append(i)
+
+    def partial(y: np.ndarray) -> np.ndarray:
+        x = x0.copy()
+        x[free] = y
+        return x
+
+    result = least_squares(lambda y: residuals(partial(y)), x0[free], bounds=(lo[free], hi[free]),
                            x_scale="jac", diff_step=1e-3, loss=LOSS, f_scale=LOSS_SCALE)
-    return _with(start, result.x)
+    return _with(start, partial(result.x))
 
 
 def held_out_ratios(obs: list[Observation], figures: GpuFigures, start: BottleneckParameters = DEFAULT_PARAMETERS
