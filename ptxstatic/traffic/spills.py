@@ -97,18 +97,19 @@ def spill_traffic(bound: BoundLaunch, counts: dict[str, dict[int, float]], figur
     """The launch's spill traffic with its block counts (thread entries per block over the launch), None where
     the kernel cannot spill or ptxas does not say (module docstring)."""
     from ptxstatic.errors import PtxstaticError
-    from ptxstatic.features.resources import kernel_resources
+    from ptxstatic.ptx.printer import module as print_module
+    from ptxstatic.toolchain.ptxas import ptxas_stats, target_arch, unassemblable
 
-    if not may_spill(bound, figures.arch):
+    if not may_spill(bound, figures.arch) or unassemblable(target_arch(bound.module), figures.arch) is not None:
         return None
     try:
-        resources = kernel_resources(bound.module, figures.arch)
+        resources = ptxas_stats(print_module(bound.module), figures.arch) or {}
     except PtxstaticError:
         return None
     loads = stores = 0.0
     for name, blocks in counts.items():
         r = resources.get(name)
-        if r is None or r.estimated or not (r.spill_loads or r.spill_stores):
+        if r is None or not (r.spill_loads or r.spill_stores):
             continue
         cfg = build_cfg(bound.module.function(name))
         sizes = {b.id: len(b.instructions) for b in cfg.blocks}
