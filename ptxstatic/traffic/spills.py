@@ -74,7 +74,8 @@ def register_cap(fn: Function, arch: str) -> int | None:
     threads = fn.directive("maxntid") or fn.directive("reqntid")
     blocks = fn.directive("minnctapersm")
     if a is not None and threads is not None and threads.values and blocks is not None and blocks.values:
-        per_thread = a.registers_per_sm // (math.prod(int(v) for v in threads.values) * int(blocks.values[0]))
+        threads_per_sm = math.prod(int(v) for v in threads.values) * int(blocks.values[0])
+        per_thread = a.registers_per_sm // max(1, threads_per_sm)
         caps.append(per_thread // 8 * 8)
     if not caps:
         return None
