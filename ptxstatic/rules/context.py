@@ -138,11 +138,11 @@ class RuleContext:
     def instructions(self) -> list[Instruction]:
         return self.function.instructions
 
-    @property
+    @cached_property
     def cfg(self) -> BlockGraph:
         return self.mc.cfg(self.function)
 
-    @property
+    @cached_property
     def du(self) -> DefUse:
         return self.mc.def_use(self.function)
 

@@ -190,7 +190,7 @@ def _classify(cmd: NvccCommand, cwd: str | None) -> None:
         keep = next((v for n, v in reversed(opts) if n in ("-keep-dir", "--keep-dir")), None)
         cmd.keep_dir = os.path.normpath(os.path.join(cwd or os.getcwd(), keep or "."))
     cmd.virtual_archs = _virtual_archs(opts)
-    if not names & _PTXAS_OPTIONS and _relocatable(opts) is False:
+    if not names & (_PTXAS_OPTIONS | _RELOCATABLE) and _relocatable(opts) is False:
         cmd.sass_archs = _sass_archs(opts)
     phase = next((n for n, _ in opts if n in _NO_DEVICE_CODE), None)
     lto_code = any(n in ("-gencode", "--generate-code", "-code", "--gpu-code") and v and "lto_" in v for n, v in opts)
@@ -213,11 +213,12 @@ def _codes(opts: list[tuple[str, str | None]]) -> list[str]:
     return [c.strip() for c in out]
 
 
-#: options that change what ptxas makes of the PTX (``-lineinfo``'s ``--generate-line-info`` does not)
+#: options that change what ptxas makes of the PTX (``-lineinfo``'s ``--generate-line-info`` does not), beside
+#: relocatable device code (:data:`_RELOCATABLE`, ``-rdc=true``)
 _PTXAS_OPTIONS = frozenset({
     "-Xptxas", "--ptxas-options", "-maxrregcount", "--maxrregcount", "-G", "--device-debug", "-split-compile",
-    "--split-compile", "-split-compile-extended", "--split-compile-extended", "-dc", "--device-c", "-dw",
-    "--device-w", "-ewp", "--extensible-whole-program", "-dopt", "--dopt", "-dlto", "--dlink-time-opt",
+    "--split-compile", "-split-compile-extended", "--split-compile-extended", "-ewp", "--extensible-whole-program",
+    "-dopt", "--dopt",
 })
 
 

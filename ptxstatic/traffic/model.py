@@ -229,7 +229,8 @@ def _launch_traffic(bound: BoundLaunch, counts: dict[str, dict[int, float]], fig
         launch = Launch(bound.launch.grid, bound.launch.block, bound.launch.shared_bytes, args)
         sample = sample_launch(bound.module, bound.kernel, launch)
     instructions = instruction_traffic(bound.module, counts, sample)
-    l1 = simulate_l1(sample.requests, l1_capacity(bound, figures), figures.line_bytes, _bypass(bound, figures))
+    capacity = l1_capacity(bound, figures)
+    l1 = simulate_l1(sample.requests, capacity, figures.line_bytes, _bypass(bound, figures))
     hit = {(i.function, i.index): l1.hit_rate((i.function, i.index)) for i in instructions
            if (i.kind == "load" or i.space == "local") and i.method == "emulated"}
     assumptions = [a for a in dict.fromkeys(i.assumption for i in instructions) if a]
@@ -258,7 +259,7 @@ def _launch_traffic(bound: BoundLaunch, counts: dict[str, dict[int, float]], fig
                "stopped": sample.stopped}
     dram_read = sum((b.dram_read_bytes for b in buffers), ZERO)
     dram_write = sum((b.dram_write_bytes for b in buffers), ZERO)
-    spills = spill_traffic(bound, counts, figures, l1_capacity(bound, figures), resident_ctas(bound, figures))
+    spills = spill_traffic(bound, counts, figures, capacity, resident_ctas(bound, figures))
     if spills is not None:
         l1_sectors += _spread(spills.load_sectors + spills.store_sectors)
         l2_read += _spread(spills.l2_read_sectors)
