@@ -48,8 +48,8 @@ def _observe(f: Frame, ins: Instruction | None, parts: Parts, width: int, kind: 
 
 
 def _observed(ops: Operands, info: OpInfo) -> Instruction | None:
-    """The instruction, when its accesses are reported to observers (not those of .param and .const)."""
-    return ops.ins if info.space not in ("param", "const") else None
+    """The instruction, when its accesses are reported to observers (not those of .param)."""
+    return ops.ins if info.space != "param" else None
 
 
 def _param_slice(f: Frame, name: str, offset: int, width: int) -> np.ndarray:
@@ -75,13 +75,14 @@ def _ld(ops: Operands, info: OpInfo) -> Op:
     space, addr, pname = _access(ops, info, 1)
     width = dt.itemsize * len(writers)
     ins = _observed(ops, info)
+    constant = info.space == "const"  # read from global memory, reported as .const
 
     def run(f, m):
         if pname:
             raw = np.ascontiguousarray(_param_slice(f, pname, int(addr(f)), width))
         else:
             parts = by_space(space, addr(f), m)
-            _observe(f, ins, parts, width, LOAD)
+            _observe(f, ins, [("const", a, mm) for _, a, mm in parts] if constant else parts, width, LOAD)
             raw = read(f, parts, width)
         values = raw.view(dt)
         for k, w in enumerate(writers):

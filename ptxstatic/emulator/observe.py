@@ -1,8 +1,8 @@
 """Observing the emulator's memory accesses: one :class:`MemoryAccess` per warp-level memory instruction.
 
 ``emulate(..., observer=f)`` calls ``f(access)`` before every ``ld``, ``ldu``, ``st``, ``atom``, ``red`` and
-``cp.async`` a warp executes on global, shared or local memory (kernel parameters, ``.const`` variables and
-``.func`` parameters are not reported), with the addresses of the lanes that make it. A generic access is
+``cp.async`` a warp executes on global, shared, local or constant memory (kernel and ``.func`` parameters
+are not reported), with the addresses of the lanes that make it. A generic access is
 reported once per state space its lanes' addresses fall in, with space addresses. The observer must not
 change the arrays it is given.
 """
@@ -27,10 +27,10 @@ class MemoryAccess:
     instruction: Instruction  # the instruction, as in the parsed module given to ``emulate``
     cta: tuple[int, int, int]
     warp: int  # the warp's index in its CTA
-    space: str  # "global", "shared" or "local"
+    space: str  # "global", "shared", "local" or "const"
     kind: str  # LOAD, STORE or ATOMIC (cp.async: a global load and a shared store)
     lanes: np.ndarray  # indices (0..31) of the lanes making the access, ascending
-    addresses: np.ndarray  # their addresses in ``space`` (uint64): global, shared offsets, local frame offsets
+    addresses: np.ndarray  # addresses in ``space`` (uint64): global (and .const), shared offsets, local frame offsets
     width: int  # bytes each lane accesses (vector accesses: the whole vector)
 
 

@@ -39,7 +39,7 @@ from ptxstatic.traffic.caches import (
     fits,
     simulate_l1,
 )
-from ptxstatic.traffic.requests import InstructionTraffic, instruction_traffic
+from ptxstatic.traffic.requests import InstructionTraffic, constant_replays, instruction_traffic
 from ptxstatic.traffic.sample import (
     MADE_UP_BUFFER_BYTES,
     MADE_UP_FLOAT,
@@ -116,6 +116,9 @@ class LaunchTraffic:
     assumptions: list[str] = field(default_factory=list)
     lanes_per_entry: dict[tuple[str, int], float] = field(default_factory=dict)  # (function, block) -> lanes
     l2_atomic_lines: float = 0.0  # the lines the global atomics spread over (:func:`.atomics.atomic_lines`)
+    constant_replays: Estimate = ZERO  # constant-cache passes beyond one per ld.const request (.requests)
+    #: store sectors beyond those the stores' bytes would fill: sectors written in part, one request each
+    l2_partial_write_sectors: Estimate = ZERO
 
     @property
     def dram_bytes(self) -> Estimate:
@@ -136,6 +139,8 @@ class LaunchTraffic:
         return {
             "gpu": self.gpu, "l1_sectors": self.l1_sectors.to_dict(),
             "shared_wavefronts": self.shared_wavefronts.to_dict(),
+            "constant_replays": self.constant_replays.to_dict(),
+            "l2_partial_write_sectors": self.l2_partial_write_sectors.to_dict(),
             "l2_read_bytes": self.l2_read_sectors.scaled(SECTOR).to_dict(),
             "l2_write_bytes": self.l2_write_sectors.scaled(SECTOR).to_dict(),
             "l2_atomic_bytes": self.l2_atomic_sectors.scaled(SECTOR).to_dict(),
@@ -240,7 +245,7 @@ def _launch_traffic(bound: BoundLaunch, counts: dict[str, dict[int, float]], fig
     if made_up:
         assumptions.append("the launch gives no buffer for " + ", ".join(sorted(made_up)) + ": zeros of a size "
                            "not known, so their footprints are not bounded")
-    l1_sectors = shared = l2_read = l2_write = l2_atomic = ZERO
+    l1_sectors = shared = l2_read = l2_write = l2_atomic = partial = ZERO
     for i in instructions:
         cost = Estimate(i.cost, i.cost_low, i.cost_high).scaled(i.requests)
         if i.space == "shared":
@@ -252,6 +257,8 @@ def _launch_traffic(bound: BoundLaunch, counts: dict[str, dict[int, float]], fig
             l2_read += missed
         elif i.kind == "store":
             l2_write += missed
+            full = i.lanes_per_request * i.width / SECTOR  # sectors the request's bytes would fill
+            partial += Estimate(*(max(0.0, c - full) for c in (i.cost, i.cost_low, i.cost_high))).scaled(i.requests)
         else:
             l2_atomic += cost
     buffers = _buffers(bound, sample, l1.to_l2, instructions, hit, figures, made_up)
@@ -270,8 +277,9 @@ def _launch_traffic(bound: BoundLaunch, counts: dict[str, dict[int, float]], fig
     lanes = {(f, b): n / sample.warp_entries[f][b] for f, blocks in sample.entries.items()
              for b, n in blocks.items() if sample.warp_entries.get(f, {}).get(b)}
     lines = atomic_lines(sample, figures.line_bytes, _buffer_ranges(bound, made_up), bound.launch.blocks)
+    replays = Estimate(*constant_replays(bound.module, counts, sample))
     return LaunchTraffic(figures.name, instructions, hit, l1_sectors, shared, l2_read, l2_write, l2_atomic,
-                         dram_read, dram_write, buffers, sampled, assumptions, lanes, lines)
+                         dram_read, dram_write, buffers, sampled, assumptions, lanes, lines, replays, partial)
 
 
 def _buffer_sizes(bound: BoundLaunch) -> dict[str, int]:

@@ -164,3 +164,43 @@ def _cost(space: str, lanes: np.ndarray, addresses: np.ndarray, width: int) -> f
     if space == "shared":
         return float(shared_wavefronts(lanes, a, width)[0])
     return float(len(sectors_of(a, width)))
+
+
+def constant_replays(module: Module, counts: dict[str, dict[int, float]], sample: LaunchSample | None
+                     ) -> tuple[float, float, float]:
+    """Passes beyond the first that the constant cache makes for the launch's ``ld.const`` requests, (value,
+    low, high): it serves one address per pass, so a warp whose lanes read k distinct addresses takes k.
+    Measured on the sample's requests and scaled by the block counts where the sample ran the instruction;
+    else from the address's stride along ``%tid.x``: none for a stride of 0, one per lane for another
+    constant, one per lane at most for a stride that is uniform but not known (assumed), anywhere from none to
+    one per lane for an address the analysis cannot follow (the geometric middle: sqrt(32) passes)."""
+    by_instruction: dict[tuple[str, int], list[Request]] = defaultdict(list)
+    for r in sample.constant if sample is not None else ():
+        by_instruction[(r.function, r.index)].append(r)
+    value = low = high = 0.0
+    for name, blocks in counts.items():
+        fn = module.function(name)
+        cfg = build_cfg(fn)
+        block_of = {j: b.id for b in cfg.blocks for j in range(b.start, b.start + len(b))}
+        seen_entries = sample.entries.get(name, {}) if sample is not None else {}
+        strides = None
+        for i, ins in enumerate(fn.instructions):
+            if ins.info.opcode not in ("ld", "ldu") or ins.info.space != "const":
+                continue
+            entries = blocks.get(block_of[i], 0.0)
+            if entries <= 0:
+                continue
+            requests, seen = by_instruction.get((name, i)), seen_entries.get(block_of[i], 0.0)
+            if requests and seen > 0:
+                extra = sum(len(np.unique(r.addresses)) - 1 for r in requests) * entries / seen
+                value, low, high = value + extra, low + extra, high + extra
+                continue
+            strides = strides or StrideAnalysis(fn, function_def_use(fn))
+            coef, most = strides.coef(address_operand(ins), i), entries / WARP_SIZE * (WARP_SIZE - 1)
+            if isinstance(coef, int):
+                extra = most if coef else 0.0
+                value, low, high = value + extra, low + extra, high + extra
+            else:
+                point = most if coef == VAR else entries / WARP_SIZE * (np.sqrt(WARP_SIZE) - 1)
+                value, high = value + point, high + most
+    return value, low, high

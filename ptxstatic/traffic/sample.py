@@ -6,8 +6,9 @@ buffers, their every warp for its barriers, until they finish or their equal sha
 of warp instructions or seconds run out (:data:`~ptxstatic.limits.TRAFFIC_MAX_STEPS`,
 :data:`~ptxstatic.limits.TRAFFIC_SECONDS`).
 Every global request is kept in the order the warps made it (what a cache sees); shared and local requests
-are kept too. With the sampled CTAs' thread entries per block, each instruction's requests per thread entry
-of its block are known, which scales the sample to the launch's block counts.
+are kept too, and apart from them the requests to constant memory (served by the constant caches). With the
+sampled CTAs' thread entries per block, each instruction's requests per thread entry of its block are known,
+which scales the sample to the launch's block counts.
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ class LaunchSample:
     launch: Launch
     ctas: list[int]
     requests: list[Request] = field(default_factory=list)
+    constant: list[Request] = field(default_factory=list)  # loads from .const, not through L1
     entries: dict[str, dict[int, float]] = field(default_factory=dict)  # function -> block -> thread entries
     warp_entries: dict[str, dict[int, float]] = field(default_factory=dict)  # function -> block -> warp entries
     buffers: dict[str, int] = field(default_factory=dict)  # buffer parameter -> global address
@@ -148,8 +150,9 @@ def _run_cta(module: Module, kernel: Function, launch: Launch, cta: tuple[int, i
             if access.space == "local":  # each warp's frames, its lanes' words interleaved, as the hardware
                 lanes = access.lanes.astype(np.uint64)
                 addresses = (addresses // 4 * 128 + lanes * 4 + addresses % 4) + np.uint64((access.warp + 1) << 32)
-            out.requests.append(Request(where[0], where[1], x + gx * (y + gy * z), access.warp, access.space,
-                                        access.kind, access.lanes, addresses, access.width))
+            kept = out.constant if access.space == "const" else out.requests
+            kept.append(Request(where[0], where[1], x + gx * (y + gy * z), access.warp, access.space,
+                                access.kind, access.lanes, addresses, access.width))
 
     def progress(_warp: int, _steps: int) -> None:
         if time.monotonic() > deadline:

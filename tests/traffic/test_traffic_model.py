@@ -69,6 +69,22 @@ def test_a_column_walk_costs_a_sector_per_element_in_l1_and_its_bytes_once_in_dr
     assert t.dram_read_bytes.value == pytest.approx(rows * cols * 4, rel=1e-3)
 
 
+def test_stores_written_in_part_are_counted_beyond_their_bytes_worth(module):
+    """The naive transpose stores one float per lane down a column: 32 sectors a request where its 128 bytes
+    would fill 4, so 28 a request are written in part; the tiled transpose's stores fill their sectors."""
+    width = 1024
+    args = {"in": Buffer("f32", width * width, "random"), "out": Buffer("f32", width * width, output=True),
+            "width": width}
+
+    def launched(kernel: str):
+        bound = bind(module, kernel, Launch((width // 32, width // 32, 1), (32, 8, 1), 0, args))
+        return launch_traffic(bound, estimate_counts(bound).counts.counts, H200)
+
+    requests = width * width / 32
+    assert launched("transpose_naive").l2_partial_write_sectors.value == pytest.approx(28 * requests)
+    assert launched("transpose_tiled").l2_partial_write_sectors.value == 0.0
+
+
 def test_a_broadcast_is_one_sector_a_request_and_read_once_from_dram(module):
     """256 CTAs of 256 threads all read the same 256 floats: one sector a request; each SM's L1 misses each
     of the vector's 32 sectors once, and DRAM reads its 1 KiB once."""

@@ -5,7 +5,8 @@ published figures (:mod:`ptxstatic.hardware.figures`) at given memory and core c
 resource of the GPU needs:
 
 * **core**: on the busiest SM (CTAs are spread evenly, ``ceil(CTAs / SMs)`` on it), the larger of the
-  schedulers' clocks (``issue_scale`` machine instructions per PTX instruction) and the busiest pipe's
+  schedulers' clocks (``issue_scale`` machine instructions per PTX instruction; the control of a one-block
+  loop that ptxas unrolls runs once every ``loop_unroll`` trips) and the busiest pipe's
   (the integer, special-function and tensor pipes scaled by ``alu_scale``, ``xu_scale`` and
   ``tensor_scale``), and the latency
   bound: in each round of resident CTAs, one warp's dependent-latency path (its waits for arithmetic,
@@ -13,15 +14,17 @@ resource of the GPU needs:
   ``special_latency_scale``, ``control_latency_scale``), which few warps cannot hide;
 * **DRAM**: the DRAM bytes of a launch among others (every written byte written back) over the bandwidth
   at the memory clock, at ``dram_share`` of its peak;
-* **L2**: the L2 sectors (32 bytes) read and written over ``l2_bytes_per_clock`` bytes per core clock for
-  the whole chip, plus the atomic sectors over ``l2_atomic_sectors_per_slice_clock`` times the slices they
-  keep busy: a line's atomics are done by its slice's atomic unit one request after another, so atomics on
-  one counter run on one slice and atomics spread over many lines on up to as many slices as the GPU's L2
-  holds ``l2_bytes_per_slice`` (a size that carries over to another GPU's L2; no vendor publishes it)
-  (:mod:`ptxstatic.traffic.atomics`; on the H200 the same atomic loop took 0.1 to 2.4 ns per atomic sector
-  from megabytes of slots to sixteen);
-* **L1 and shared memory**: the busiest SM's L1 sectors at ``l1_sectors_per_clock`` and shared-memory
-  wavefronts at ``shared_wavefronts_per_clock`` per core clock.
+* **L2**: the L2 sectors (32 bytes) read and written over ``l2_bytes_per_clock`` bytes per core clock for the
+  whole chip, the stores' sectors beyond what their bytes would fill (written in part, a request each) again
+  over ``l2_partial_write_bytes_per_clock``, plus the atomic sectors over
+  ``l2_atomic_sectors_per_slice_clock`` times the slices they keep busy: a line's atomics are done by its
+  slice's atomic unit one request after another, so atomics on one counter run on one slice and atomics spread
+  over many lines on up to as many slices as the GPU's L2 holds ``l2_bytes_per_slice`` (a size that carries
+  over to another GPU's L2; no vendor publishes it) (:mod:`ptxstatic.traffic.atomics`; on the H200 the same
+  atomic loop took 0.1 to 2.4 ns per atomic sector from megabytes of slots to sixteen);
+* **L1 and shared memory**: the busiest SM's L1 sectors at ``l1_sectors_per_clock``, shared-memory
+  wavefronts at ``shared_wavefronts_per_clock`` and the constant cache's extra passes for ``ld.const``
+  requests whose lanes read different addresses at ``constant_addresses_per_clock`` per core clock.
 
 The estimate is the launch overhead plus the ``overlap``-norm of those times (``p`` large: the slowest
 resource alone; ``p`` = 1: no overlap). L2, L1, shared memory and the core follow the core clock; DRAM the
@@ -49,10 +52,12 @@ RESOURCES = ("core", "dram", "l2", "l1")
 class BottleneckParameters:
     dram_share: float = 0.8  # of the peak DRAM bandwidth a streaming kernel sustains
     l2_bytes_per_clock: float = 2 * 2560.0  # the whole chip's L2 bandwidth, bytes per core clock
+    l2_partial_write_bytes_per_clock: float = 2 * 2560.0  # ... for stores' sectors beyond their bytes' worth
     l2_atomic_sectors_per_slice_clock: float = 0.5  # atomic sectors one L2 slice's atomic unit does per core clock
     l2_bytes_per_slice: float = 256 * 1024  # L2 bytes of one slice: the GPU's L2 over it is its slice count
     l1_sectors_per_clock: float = 4.0  # per SM
     shared_wavefronts_per_clock: float = 1.0  # per SM
+    constant_addresses_per_clock: float = 1.0  # per SM: distinct addresses the constant cache serves
     latency_scale: float = 1.0  # of the arithmetic latencies of the dependent path
     memory_latency_scale: float = 1.0
     special_latency_scale: float = 1.0
@@ -61,6 +66,7 @@ class BottleneckParameters:
     alu_scale: float = 1.0  # clocks of the integer pipe relative to the published rates
     xu_scale: float = 1.0  # ... of the special-function and conversion pipe
     tensor_scale: float = 1.0  # ... of the tensor cores (mma.sync and wmma reach less than the published rate)
+    loop_unroll: float = 4.0  # trips of a one-block loop per pass of the loop control, once ptxas has unrolled it
     overlap: float = 4.0  # p of the p-norm of the resources' times
     overhead_us: float = 3.0
     error_low: float = 0.75  # multiplicative interval of the fit's errors on held-out launches (90 %)
@@ -90,6 +96,7 @@ class TimeEstimate:
     resources_ms: dict[str, float]
     overhead_ms: float
     parameters: str  # which parameters made it
+    dram_wait_ms: float = 0.0  # of the core's time, its warps' waits for DRAM (when the latency path bounds it)
 
     @property
     def bound(self) -> str:
@@ -98,11 +105,14 @@ class TimeEstimate:
 
     @property
     def memory_share(self) -> float:
-        """The share of the clock-dependent time that follows the memory clock (DRAM), against the part that
-        follows the core clock (the core, L2, L1), at these clocks."""
+        """The share of the clock-dependent time that follows the memory clock, against the part that follows
+        the core clock (the core, L2, L1), at these clocks: DRAM's time, and, when DRAM bounds the launch, the
+        core's waits for DRAM too (queued behind its bandwidth; a launch bound elsewhere waits out a latency
+        that the core's side of the memory system sets)."""
         r = self.resources_ms
         core = max(r["core"], r["l2"], r["l1"])
-        return r["dram"] / (r["dram"] + core) if r["dram"] + core > 0 else 0.0
+        waits = min(self.dram_wait_ms, r["core"]) if r["dram"] >= core and r["core"] >= core else 0.0
+        return (r["dram"] + waits) / (r["dram"] + core) if r["dram"] + core > 0 else 0.0
 
     def to_dict(self) -> dict:
         return {
@@ -111,7 +121,7 @@ class TimeEstimate:
             "time_ms_low": round(self.low_ms, 6), "time_ms_high": round(self.high_ms, 6),
             "resources_ms": {k: round(v, 6) for k, v in self.resources_ms.items()},
             "overhead_ms": round(self.overhead_ms, 6), "bound": self.bound,
-            "memory_share": round(self.memory_share, 4),
+            "dram_wait_ms": round(self.dram_wait_ms, 6), "memory_share": round(self.memory_share, 4),
         }
 
 
@@ -122,34 +132,56 @@ def busiest_sm(work: LaunchWork, figures: GpuFigures) -> tuple[int, float]:
     return on_busiest, on_busiest / ctas
 
 
+def core_cycles(work: LaunchWork, figures: GpuFigures, params: BottleneckParameters) -> tuple[float, float]:
+    """The busiest SM's core clocks (its throughput or, with few warps, the rounds of resident CTAs times one
+    warp's dependent path), and of them the clocks its warps wait for DRAM beyond an L2 hit (none unless the
+    path bounds it)."""
+    on_busiest, share = busiest_sm(work, figures)
+    rounds = math.ceil(on_busiest / max(1, work.resident_ctas))
+    scale = {"alu": params.alu_scale, "xu": params.xu_scale, "tensor": params.tensor_scale}
+    unrolled = 1.0 - 1.0 / params.loop_unroll  # the share of the loop control that unrolling removes
+    loop = work.loop_control
+    pipes = [(v - unrolled * loop.get(k, 0.0)) * scale.get(k, 1.0) for k, v in work.pipe_cycles.items()]
+    compute = max([issue_cycles(work, params) * params.issue_scale, *pipes])
+    waits = {"issue": 1.0, "arithmetic": params.latency_scale, "memory": params.memory_latency_scale,
+             "dram": params.memory_latency_scale, "special": params.special_latency_scale,
+             "control": params.control_latency_scale, "loop_issue": 1.0 / params.loop_unroll,
+             "loop_control": params.control_latency_scale / params.loop_unroll}
+    path = rounds * sum(v * waits.get(k, 1.0) for k, v in work.path_cycles.items())
+    if path <= share * compute:
+        return share * compute, 0.0
+    return path, rounds * work.path_cycles.get("dram", 0.0) * waits["dram"]
+
+
 def resource_times(work: LaunchWork, figures: GpuFigures, f_mem_mhz: float, f_core_mhz: float,
                    params: BottleneckParameters, which: str = "value") -> dict[str, float]:
     """Seconds each resource needs (module docstring); ``which`` picks the traffic's ``value``, ``low`` or
     ``high``."""
-    on_busiest, share = busiest_sm(work, figures)
     clock = f_core_mhz * 1e6
-    rounds = math.ceil(on_busiest / max(1, work.resident_ctas))
-    scale = {"alu": params.alu_scale, "xu": params.xu_scale, "tensor": params.tensor_scale}
-    pipes = [v * scale.get(k, 1.0) for k, v in work.pipe_cycles.items()]
-    compute = max([work.issue_cycles * params.issue_scale, *pipes])
-    waits = {"issue": 1.0, "arithmetic": params.latency_scale, "memory": params.memory_latency_scale,
-             "special": params.special_latency_scale, "control": params.control_latency_scale}
-    path = sum(v * waits.get(k, 1.0) for k, v in work.path_cycles.items())
-    core = max(share * compute, rounds * path) / clock
+    share = busiest_sm(work, figures)[1]
+    core = core_cycles(work, figures, params)[0] / clock
     out = {"core": core, "dram": 0.0, "l2": 0.0, "l1": 0.0}
     t = work.traffic
     if t is not None:
         pick = lambda e: getattr(e, which)  # noqa: E731
         out["dram"] = pick(t.steady_dram_bytes) / (figures.bandwidth(f_mem_mhz) * params.dram_share)
-        moved = pick(t.l2_read_sectors) + pick(t.l2_write_sectors)
         slices = figures.l2_bytes / params.l2_bytes_per_slice
         atomic_rate = params.l2_atomic_sectors_per_slice_clock * busy_slices(t.l2_atomic_lines, slices)
-        out["l2"] = (moved * SECTOR / params.l2_bytes_per_clock + pick(t.l2_atomic_sectors) / atomic_rate) / clock
+        out["l2"] = ((pick(t.l2_read_sectors) + pick(t.l2_write_sectors)) * SECTOR / params.l2_bytes_per_clock
+                     + pick(t.l2_partial_write_sectors) * SECTOR / params.l2_partial_write_bytes_per_clock
+                     + pick(t.l2_atomic_sectors) / atomic_rate) / clock
         out["l1"] = share * (pick(t.l1_sectors) / params.l1_sectors_per_clock
-                             + pick(t.shared_wavefronts) / params.shared_wavefronts_per_clock) / clock
+                             + pick(t.shared_wavefronts) / params.shared_wavefronts_per_clock
+                             + pick(t.constant_replays) / params.constant_addresses_per_clock) / clock
     else:
         out["dram"] = work.offchip_bytes / (figures.bandwidth(f_mem_mhz) * params.dram_share)
     return out
+
+
+def issue_cycles(work: LaunchWork, params: BottleneckParameters) -> float:
+    """The schedulers' clocks, summed over SMs, once ptxas has unrolled one-block loops: their loop control
+    runs once every ``loop_unroll`` trips."""
+    return work.issue_cycles - (1.0 - 1.0 / params.loop_unroll) * work.loop_control.get("issue", 0.0)
 
 
 def combine(times: dict[str, float], p: float) -> float:
@@ -169,6 +201,7 @@ def launch_time(work: LaunchWork, figures: GpuFigures, f_mem_mhz: float, f_core_
     low = combine(resource_times(work, figures, f_mem_mhz, f_core_mhz, params, "low"), params.overlap)
     high = combine(resource_times(work, figures, f_mem_mhz, f_core_mhz, params, "high"), params.overlap)
     which = params.fitted_on or f"default parameters (the H200's fit), not fitted on {figures.name}"
+    waits = core_cycles(work, figures, params)[1] / (f_core_mhz * 1e6)
     return TimeEstimate(figures.name, f_mem_mhz, f_core_mhz, (busy + overhead) * 1e3,
                         (low * params.error_low + overhead) * 1e3, (high * params.error_high + overhead) * 1e3,
-                        {k: v * 1e3 for k, v in times.items()}, overhead * 1e3, which)
+                        {k: v * 1e3 for k, v in times.items()}, overhead * 1e3, which, waits * 1e3)

@@ -27,12 +27,14 @@ from ptxstatic.models.inference.bottleneck import DEFAULT_PARAMETERS, Bottleneck
 #: published 5120 bytes per clock: slow launches the model does not describe otherwise pull it below what
 #: streaming kernels show, and they would be called L2-bound; atomics have their own rate)
 FITTED = {"dram_share": (0.5, 1.0), "l2_bytes_per_clock": (5120.0, 20000.0),
+          "l2_partial_write_bytes_per_clock": (500.0, 20000.0),
           "l2_atomic_sectors_per_slice_clock": (0.05, 4.0), "l2_bytes_per_slice": (65536.0, 4194304.0),
           "l1_sectors_per_clock": (1.0, 8.0),
           "shared_wavefronts_per_clock": (0.5, 2.0), "latency_scale": (0.5, 2.0),
           "memory_latency_scale": (0.5, 2.0), "special_latency_scale": (0.5, 2.0),
           "control_latency_scale": (0.5, 4.0), "issue_scale": (0.5, 1.5), "alu_scale": (0.4, 1.5),
-          "xu_scale": (0.4, 1.5), "tensor_scale": (0.5, 8.0), "overlap": (2.0, 16.0), "overhead_us": (1.0, 10.0)}
+          "xu_scale": (0.4, 1.5), "tensor_scale": (0.5, 8.0), "loop_unroll": (1.0, 8.0),
+          "constant_addresses_per_clock": (0.1, 4.0), "overlap": (2.0, 16.0), "overhead_us": (1.0, 10.0)}
 #: the robust loss of the fit and its scale (log ratio): a few launches the model cannot describe (tensor
 #: cores, atomics to one address) must not bend it for the rest
 LOSS, LOSS_SCALE = "soft_l1", 0.2
