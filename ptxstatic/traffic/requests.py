@@ -13,6 +13,7 @@ unknown one gives the whole range from coalesced to one sector per lane.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -94,25 +95,43 @@ def instruction_traffic(module: Module, counts: dict[str, dict[int, float]], sam
     for r in sample.requests if sample is not None else ():
         by_instruction[(r.function, r.index, r.space)].append(r)
     out = []
+    strides: dict[str, StrideAnalysis] = {}
+    for fn, i, entries, seen in _executed(module, counts, sample, memory_instructions):
+        spaces = sorted({s for (f, j, s) in by_instruction if f == fn.name and j == i})
+        if spaces and seen > 0:
+            for space in spaces:
+                out.append(_emulated(fn, i, space, by_instruction[(fn.name, i, space)], entries / seen))
+            continue
+        out.append(_from_stride(fn, i, entries, _strides(fn, strides)))
+    return out
+
+
+def _executed(module: Module, counts: dict[str, dict[int, float]], sample: LaunchSample | None,
+              picks: Callable[[Function], Iterable[int]]) -> Iterator[tuple[Function, int, float, float]]:
+    """The instructions ``picks`` gives of each function of ``counts`` whose block runs: (the function, the
+    instruction's index, its block's thread entries over the launch, and in the sample)."""
     for name, blocks in counts.items():
         fn = module.function(name)
         cfg = build_cfg(fn)
         block_of = {j: b.id for b in cfg.blocks for j in range(b.start, b.start + len(b))}
-        sampled_entries = sample.entries.get(name, {}) if sample is not None else {}
-        strides = None
-        for i in memory_instructions(fn):
+        sampled = sample.entries.get(name, {}) if sample is not None else {}
+        for i in picks(fn):
             entries = blocks.get(block_of[i], 0.0)
-            if entries <= 0:
-                continue
-            spaces = sorted({s for (f, j, s) in by_instruction if f == name and j == i})
-            seen = sampled_entries.get(block_of[i], 0.0)
-            if spaces and seen > 0:
-                for space in spaces:
-                    out.append(_emulated(fn, i, space, by_instruction[(name, i, space)], entries / seen))
-                continue
-            strides = strides or StrideAnalysis(fn, function_def_use(fn))
-            out.append(_from_stride(fn, i, entries, strides))
-    return out
+            if entries > 0:
+                yield fn, i, entries, sampled.get(block_of[i], 0.0)
+
+
+def _constant_loads(fn: Function) -> list[int]:
+    """Indices of the loads of ``fn`` from constant memory."""
+    return [i for i, ins in enumerate(fn.instructions)
+            if ins.info.opcode in ("ld", "ldu") and ins.info.space == "const"]
+
+
+def _strides(fn: Function, kept: dict[str, StrideAnalysis]) -> StrideAnalysis:
+    """The stride analysis of ``fn``, made once per function in ``kept``."""
+    if fn.name not in kept:
+        kept[fn.name] = StrideAnalysis(fn, function_def_use(fn))
+    return kept[fn.name]
 
 
 def _emulated(fn: Function, i: int, space: str, requests: list[Request], scale: float) -> InstructionTraffic:
@@ -178,29 +197,19 @@ def constant_replays(module: Module, counts: dict[str, dict[int, float]], sample
     for r in sample.constant if sample is not None else ():
         by_instruction[(r.function, r.index)].append(r)
     value = low = high = 0.0
-    for name, blocks in counts.items():
-        fn = module.function(name)
-        cfg = build_cfg(fn)
-        block_of = {j: b.id for b in cfg.blocks for j in range(b.start, b.start + len(b))}
-        seen_entries = sample.entries.get(name, {}) if sample is not None else {}
-        strides = None
-        for i, ins in enumerate(fn.instructions):
-            if ins.info.opcode not in ("ld", "ldu") or ins.info.space != "const":
-                continue
-            entries = blocks.get(block_of[i], 0.0)
-            if entries <= 0:
-                continue
-            requests, seen = by_instruction.get((name, i)), seen_entries.get(block_of[i], 0.0)
-            if requests and seen > 0:
-                extra = sum(len(np.unique(r.addresses)) - 1 for r in requests) * entries / seen
-                value, low, high = value + extra, low + extra, high + extra
-                continue
-            strides = strides or StrideAnalysis(fn, function_def_use(fn))
-            coef, most = strides.coef(address_operand(ins), i), entries / WARP_SIZE * (WARP_SIZE - 1)
-            if isinstance(coef, int):
-                extra = most if coef else 0.0
-                value, low, high = value + extra, low + extra, high + extra
-            else:
-                point = most if coef == VAR else entries / WARP_SIZE * (np.sqrt(WARP_SIZE) - 1)
-                value, high = value + point, high + most
+    strides: dict[str, StrideAnalysis] = {}
+    for fn, i, entries, seen in _executed(module, counts, sample, _constant_loads):
+        requests = by_instruction.get((fn.name, i))
+        if requests and seen > 0:
+            extra = sum(len(np.unique(r.addresses)) - 1 for r in requests) * entries / seen
+            value, low, high = value + extra, low + extra, high + extra
+            continue
+        coef = _strides(fn, strides).coef(address_operand(fn.instructions[i]), i)
+        most = entries / WARP_SIZE * (WARP_SIZE - 1)
+        if isinstance(coef, int):
+            extra = most if coef else 0.0
+            value, low, high = value + extra, low + extra, high + extra
+        else:
+            point = most if coef == VAR else entries / WARP_SIZE * (np.sqrt(WARP_SIZE) - 1)
+            value, high = value + point, high + most
     return value, low, high
