@@ -332,8 +332,7 @@ def unrollable_loop_control(fn: Function, cfg: BlockGraph) -> dict[int, set[int]
 def _last_def(instructions: list[Instruction], before: int, reg: str) -> int | None:
     """The position of the last instruction before ``before`` that writes ``reg``."""
     for k in range(before - 1, -1, -1):
-        ops = instructions[k].operands
-        if ops and isinstance(ops[0], Reg) and ops[0].name == reg:
+        if reg in operand_registers(instructions[k])[0]:
             return k
     return None
 
@@ -367,15 +366,15 @@ def _ordered_load(ins: Instruction) -> bool:
     """Whether ``ins`` reads global memory that a store before it may have written, so that ptxas keeps it
     after that store (not ``ld.global.nc`` or ``ldu``, whose data the kernel does not write)."""
     info = ins.info
-    return info.opcode in ("ld", "atom") and info.space in GLOBAL \
-        and "nc" not in ins.opcode.split(".")
+    return info.opcode in ("ld", "atom") and info.space in GLOBAL and "nc" not in info.cache
 
 
 def fence_scope(ins: Instruction) -> str:
     """``device`` for a fence at GPU or system scope (``membar.gl``, ``fence.sc.gpu``, ``membar.sys``), ``cta``
     for one at CTA scope or a proxy fence."""
-    parts = ins.opcode.split(".")
-    return "device" if {"gl", "gpu", "sys"} & set(parts) and "proxy" not in parts else "cta"
+    info = ins.info
+    wide = info.scope in ("gpu", "sys") or "gl" in info.other
+    return "device" if wide and "proxy" not in info.other else "cta"
 
 
 def _latency_kind(producer: Instruction) -> str:
