@@ -65,11 +65,12 @@ def shared_wavefronts(lanes: np.ndarray, addresses: np.ndarray, width: int) -> t
 
 @dataclass(frozen=True)
 class AddressInputs:
-    """What the address of a memory instruction is computed from."""
+    """What the address of a memory instruction (or any register's value) is computed from."""
 
     params: frozenset[str]  # parameters whose values it reads
     loaded: bool  # whether it depends on a value read from memory other than a parameter
     symbols: frozenset[str] = frozenset()  # variables whose addresses it is computed from
+    slice: frozenset[int] = frozenset()  # the instructions that compute it
 
 
 def address_operand(ins: Instruction) -> Addr | None:
@@ -80,14 +81,25 @@ def address_operand(ins: Instruction) -> Addr | None:
 def address_inputs(fn: Function, du: DefUse, index: int) -> AddressInputs:
     """The parameters and loaded values that instruction ``index``'s address is computed from."""
     addr = address_operand(fn.instructions[index])
+    inputs = value_inputs(fn, du, index, addr.base.name) if addr is not None and isinstance(addr.base, Reg) \
+        else AddressInputs(frozenset(), False)
+    if addr is not None and isinstance(addr.base, Sym):
+        return AddressInputs(inputs.params, inputs.loaded, inputs.symbols | {addr.base.name}, inputs.slice)
+    return inputs
+
+
+def value_inputs(fn: Function, du: DefUse, user: int, register: str, through_loads: bool = False) -> AddressInputs:
+    """The parameters and loaded values that ``register``, as instruction ``user`` reads it, is computed from;
+    ``through_loads``: also what the addresses of the loads it reads are computed from (the data it depends on:
+    a gather's index buffer)."""
     params: set[str] = set()
     symbols: set[str] = set()
     loaded = False
-    todo = [(index, addr.base.name)] if addr is not None and isinstance(addr.base, Reg) else []
+    todo = [(user, register)]
     seen: set[int] = set()
     while todo:
-        user, reg = todo.pop()
-        for d in du.reaching.get((user, reg), ()):
+        at, reg = todo.pop()
+        for d in du.reaching.get((at, reg), ()):
             if d in seen:
                 continue
             seen.add(d)
@@ -98,12 +110,14 @@ def address_inputs(fn: Function, du: DefUse, index: int) -> AddressInputs:
                     params.add(source.base.name)
             elif ins.info.is_load or ins.info.is_memory_access:
                 loaded = True
+                if through_loads:
+                    symbols.update(o.base.name for o in ins.operands[1:]
+                                   if isinstance(o, Addr) and isinstance(o.base, Sym))
+                    todo.extend((d, r) for r in du.uses[d])
             else:
                 symbols.update(o.name for o in ins.operands[1:] if isinstance(o, Sym))
                 todo.extend((d, r) for r in du.uses[d])
-    if addr is not None and isinstance(addr.base, Sym):
-        symbols.add(addr.base.name)
-    return AddressInputs(frozenset(params), loaded, frozenset(symbols))
+    return AddressInputs(frozenset(params), loaded, frozenset(symbols), frozenset(seen))
 
 
 _POINTER_ARITHMETIC = ("mov", "cvta", "add", "sub")

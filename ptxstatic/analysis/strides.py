@@ -2,6 +2,10 @@
 that gives every integer register the coefficient of ``%tid.x`` in its value: an integer when the value is
 ``c * tid.x + (something uniform along x)``, :data:`VAR` when the coefficient is uniform but not a constant
 (``tid.x * n``), or :data:`UNKNOWN`. Values loaded from an address uniform along x are uniform.
+
+A value masked with a register uniform along x (``i & mask``, the modulo of a power of two held in an argument)
+keeps the coefficient of ``i``: the analysis assumes the mask keeps the bits the lanes' values differ in, and
+names those ``and`` instructions (:attr:`StrideAnalysis.masked`) so that a judgement built on it can say so.
 """
 
 from __future__ import annotations
@@ -14,10 +18,11 @@ Coef = int | str
 _LANE_SPECIALS = ("%tid.x", "%laneid")
 #: source operands the stride transfer reads of each opcode it models
 _SOURCES = {"add": 2, "sub": 2, "neg": 1, "mul": 2, "shl": 2, "mad": 3}
+#: warp-wide collectives whose result is the same in every lane, whatever each lane gave
+_WARP_UNIFORM = frozenset({"vote", "activemask", "redux"})
 _UNIFORM_OPS = frozenset({
     "and", "or", "xor", "not", "cnot", "shr", "div", "rem", "min", "max", "abs", "selp", "slct", "setp",
     "set", "bfe", "bfi", "popc", "clz", "brev", "bfind", "prmt", "lop3", "shf", "cvt", "testp", "sad",
-    "vote", "activemask",
 })
 
 
@@ -35,6 +40,16 @@ def _add(a: Coef, b: Coef, sign: int = 1) -> Coef:
     if isinstance(a, int) and isinstance(b, int):
         return a + sign * b
     return VAR
+
+
+def _through_mask(coefs: list[Coef], srcs: list[object]) -> Coef | None:
+    """The coefficient of ``x & m`` for a mask ``m`` in a register uniform along x: x's (assuming the mask keeps
+    the bits the lanes' values differ in); None when neither operand is such a mask of a lane-varying value."""
+    for k in (0, 1):
+        value, mask = coefs[k], coefs[1 - k]
+        if mask == 0 and isinstance(srcs[1 - k], Reg) and value not in (0, UNKNOWN):
+            return value
+    return None
 
 
 def _product(ca: Coef, a: object, cb: Coef, b: object) -> Coef:
@@ -72,6 +87,10 @@ class StrideAnalysis:
             if new != self.value[i]:
                 self.value[i] = new
                 work.extend(u for u in users.get(i, ()) if u in self.value)
+        #: the ``and`` instructions whose coefficient comes through a mask assumed to keep the varying bits
+        self.masked = frozenset(
+            i for i in self.value if ins[i].info.opcode == "and" and self.value[i] not in (UNKNOWN, TOP)
+            and self.value[i] != 0 and len(ins[i].operands) == 3)
 
     def coef(self, op: object, user: int) -> Coef:
         """Coefficient of a source operand of instruction ``user``."""
@@ -99,7 +118,9 @@ class StrideAnalysis:
             return UNKNOWN
         if info.space == "param" and info.is_load:
             return 0
-        if info.is_load or op in ("atom", "shfl", "match", "redux"):
+        if op in _WARP_UNIFORM:
+            return 0
+        if info.is_load or op in ("atom", "shfl", "match"):
             address = next((o for o in srcs if isinstance(o, Addr)), None)
             uniform = address is not None and op == "ld" and self.coef(address, i) == 0
             return 0 if uniform and info.space in ("global", "const", "shared") else UNKNOWN
@@ -121,6 +142,8 @@ class StrideAnalysis:
                 factor = Imm(str(1 << factor.value))
             prod = _product(coefs[0], srcs[0], coefs[1], factor)
             return _add(prod, coefs[2]) if op == "mad" else prod
+        if op == "and" and len(coefs) == 2 and (through := _through_mask(coefs, srcs)) is not None:
+            return through
         if op in _UNIFORM_OPS and all(c == 0 for c in coefs):
             return 0
         if any(c == TOP for c in coefs):

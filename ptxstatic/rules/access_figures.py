@@ -22,10 +22,11 @@ from ptxstatic.analysis.memory_access import (
     pointer_params,
     sectors_of,
     shared_wavefronts,
+    value_inputs,
 )
 from ptxstatic.analysis.strides import VAR
 from ptxstatic.limits import MEMORY_RULES_MAX_STEPS
-from ptxstatic.ptx.ast import VarDecl
+from ptxstatic.ptx.ast import Reg, VarDecl
 from ptxstatic.rules.context import RuleContext
 from ptxstatic.rules.memory_sampling import KernelRun, Sampling, sample_module
 
@@ -45,6 +46,7 @@ class Figures:
     measured: bool  # by emulation (else estimated from the affine stride)
     method: str  # how, for the message
     samples: tuple[tuple[np.ndarray, np.ndarray], ...] = ()  # (lanes, addresses): measured, or the estimated warp
+    indirect: bool = False  # estimated for addresses computed from loaded indices
 
     @property
     def ratio(self) -> float:
@@ -82,6 +84,8 @@ def summarise(ctx: RuleContext, found: list[tuple[int, Figures]]) -> Summary:
 def _method_kind(f: Figures) -> str:
     if f.measured:
         return "emulation"
+    if f.indirect:
+        return "indirect"
     return "affine" if f.stride is not None else "symbolic"
 
 
@@ -97,38 +101,147 @@ def instruction_figures(ctx: RuleContext, index: int, space: str) -> Figures | N
     found = sampling(ctx)
     coef = ctx.strides.coef(address_operand(ins), index)
     inputs = address_inputs(ctx.function, ctx.du, index)
+    masks = _mask_params(ctx, inputs)
     # in a device function, parameters differ between the calling lanes: a stride through them is not known
     constant = isinstance(coef, int) and (ctx.function.is_kernel or not inputs.params)
     observed = found.requests(ctx.function.name, ins, space)
     runs = found.reached_by.get(ctx.function.name, [])
+    folded = False
     if observed is not None:
         if ctx.function.is_kernel:
             made_up = inputs.params & set().union(*(r.invented for r in runs))
         else:
             made_up = inputs.params if any(r.invented for r in runs) else frozenset()
-        if not inputs.loaded and (constant or not made_up):
+        # a made-up mask (an argument of 1024) folds the lanes' addresses together: nothing to measure
+        folded = masks is not None and bool(masks & made_up)
+        measurable = _data_given(ctx, inputs, runs) if inputs.loaded else (constant or not made_up) and not folded
+        if measurable:
             return _measured(observed.requests, observed.width, space, runs[0].method(observed.warps))
+    assumed = _mask_assumption(ctx, masks)
     if constant and not inputs.loaded and _static_space(ctx, index, inputs) == space:
         offset = address_operand(ins).offset  # type: ignore[union-attr]
-        return _affine(int(coef), offset, ins.info.width_bytes, space, _why_not_measured(runs))
+        why = "the emulation made up the mask" if folded else _why_not_measured(runs)
+        return _affine(int(coef), offset, ins.info.width_bytes, space, why, assumed)
     if coef == VAR and space == "global" and not inputs.loaded and _static_space(ctx, index, inputs) == space:
-        return _symbolic(ctx, inputs, ins.info.width_bytes)
+        return _symbolic(ctx, inputs, ins.info.width_bytes, assumed)
+    if space == "global" and inputs.loaded and not inputs.symbols and _static_space(ctx, index, inputs) == space:
+        indices = _lane_loads(ctx, index)
+        if indices and inputs.params & _pointers(ctx):
+            return _indirect(ctx, indices, ins.info.width_bytes, "store" if ins.info.is_store else "load")
     return None
 
 
-def _symbolic(ctx: RuleContext, inputs: AddressInputs, width: int) -> Figures:
+def _data_given(ctx: RuleContext, inputs: AddressInputs, runs: list[KernelRun]) -> bool:
+    """Whether the emulation had the real data an address computed from loaded values depends on: the launch
+    gave the scalars the address reads and every argument its loaded values come from (the index buffer,
+    data included), and no loaded value comes from a variable (shared memory filled elsewhere)."""
+    if not runs:
+        return False
+    scalars = set().union(*(r.invented for r in runs))
+    made_up = scalars | set().union(*(r.made_up_buffers for r in runs))
+    if not ctx.function.is_kernel:
+        return not made_up
+    data: set[str] = set()
+    for j in inputs.slice:
+        load = ctx.instructions[j]
+        addr = address_operand(load)
+        if load.info.is_load and load.info.space != "param" and addr is not None:
+            if not isinstance(addr.base, Reg):
+                return False
+            deep = value_inputs(ctx.function, ctx.du, j, addr.base.name, through_loads=True)
+            if deep.symbols:
+                return False
+            data |= deep.params
+    return not (inputs.params & scalars) and not (data & made_up)
+
+
+def _lane_loads(ctx: RuleContext, index: int) -> list[int]:
+    """The global loads whose values instruction ``index``'s address is computed from, each lane from its own
+    address (a gather's indices), as far as the values differ between lanes: the walk stops at values uniform
+    along x (a ballot of loaded flags adds the same to every lane)."""
+    addr = address_operand(ctx.instructions[index])
+    if addr is None or not isinstance(addr.base, Reg):
+        return []
+    todo, seen, out = [(index, addr.base.name)], set(), []
+    while todo:
+        at, reg = todo.pop()
+        for d in ctx.du.reaching.get((at, reg), ()):
+            if d in seen or ctx.strides.value.get(d) == 0:
+                continue
+            seen.add(d)
+            ins = ctx.instructions[d]
+            if ins.info.is_load and ins.info.space != "param":
+                inputs = address_inputs(ctx.function, ctx.du, d)
+                if ctx.strides.coef(address_operand(ins), d) != 0 and _static_space(ctx, d, inputs) == "global":
+                    out.append(d)
+            elif not ins.info.is_memory_access:
+                todo.extend((d, r) for r in ctx.du.uses[d])
+    return sorted(out)
+
+
+def _indirect(ctx: RuleContext, loads: list[int], width: int, kind: str) -> Figures:
+    """Figures of an address computed from values the lanes load from their own addresses (``in[idx[i]]``):
+    one sector per lane, assuming neighbouring lanes' loaded indices are not consecutive."""
+    names = _cxx_names(ctx)
+    read = set()
+    for j in loads:
+        addr = address_operand(ctx.instructions[j])
+        if addr is not None and isinstance(addr.base, Reg):
+            read |= value_inputs(ctx.function, ctx.du, j, addr.base.name).params
+    buffers = sorted(names.get(p, p) for p in read & _pointers(ctx))
+    source = " and ".join(buffers) if buffers else "memory"
+    pattern = "scatter" if kind == "store" else "gather"
+    method = (f"from indices the lanes load from {source}: judged assuming neighbouring lanes' indices are not "
+              f"consecutive (a {pattern}; give the launch with that data to measure it)")
+    return _sector_per_lane(width, method, indirect=True)
+
+
+def _mask_params(ctx: RuleContext, inputs: AddressInputs) -> frozenset[str] | None:
+    """The parameters of the masks (``i & mask``) that the address's stride was carried through, or None when
+    it went through none."""
+    masked = inputs.slice & ctx.strides.masked
+    if not masked:
+        return None
+    out: set[str] = set()
+    for i in masked:
+        ins = ctx.instructions[i]
+        for reg in ins.operands[1:]:
+            if isinstance(reg, Reg) and ctx.strides.coef(reg, i) == 0:
+                out |= value_inputs(ctx.function, ctx.du, i, reg.name).params
+    return frozenset(out)
+
+
+def _mask_assumption(ctx: RuleContext, masks: frozenset[str] | None) -> str:
+    """The assumption a stride through masks rests on, for the message ("" when there is none)."""
+    if masks is None:
+        return ""
+    names = _cxx_names(ctx)
+    by = " and ".join(sorted(names.get(p, p) for p in masks)) or "a value uniform across the warp"
+    return f"masking with {by} keeps the bits the lanes' indices differ in"
+
+
+def _symbolic(ctx: RuleContext, inputs: AddressInputs, width: int, assumed: str = "") -> Figures:
     """Figures of an address whose stride between lanes is uniform but not a constant (``tid * cols * 4``):
     uncoalesced, one sector per lane, for every stride but the access width, which is assumed not to hold."""
-    pointers = ctx.mc.memo(f"PS1.pointers.{ctx.function.name}", lambda: pointer_params(ctx.function, ctx.du))
     names = _cxx_names(ctx)
-    scalars = sorted(names.get(p, p) for p in inputs.params - pointers)
+    scalars = sorted(names.get(p, p) for p in inputs.params - _pointers(ctx))
     by = " and ".join(scalars) if scalars else "values uniform across the warp"
+    also = f" and that {assumed}" if assumed else ""
+    method = (f"from the address's stride in %tid.x, which depends on {by}: uncoalesced for every stride but "
+              f"{width} bytes, judged assuming it is not {width}{also} (a symbolic stride; give the launch to "
+              "measure it)")
+    return _sector_per_lane(width, method)
+
+
+def _sector_per_lane(width: int, method: str, indirect: bool = False) -> Figures:
+    """Figures of a warp whose 32 lanes each touch their own sector(s), against a coalesced warp's."""
     lanes = np.arange(32)
     ideal = global_sectors(lanes, (4096 + lanes * width).astype(np.uint64), width)[1]
-    cost = 32 * max(1, -(-width // 32))
-    method = (f"from the address's stride in %tid.x, which depends on {by}: uncoalesced for every stride but "
-              f"{width} bytes, judged assuming it is not {width} (a symbolic stride; give the launch to measure it)")
-    return Figures(1, cost, ideal, 1, None, False, method)
+    return Figures(1, 32 * max(1, -(-width // 32)), ideal, 1, None, False, method, indirect=indirect)
+
+
+def _pointers(ctx: RuleContext) -> set[str]:
+    return ctx.mc.memo(f"PS1.pointers.{ctx.function.name}", lambda: pointer_params(ctx.function, ctx.du))
 
 
 def _cxx_names(ctx: RuleContext) -> dict[str, str]:
@@ -153,8 +266,7 @@ def _static_space(ctx: RuleContext, index: int, inputs: AddressInputs) -> str | 
     if inputs.symbols and not inputs.params and inputs.symbols <= _shared_variables(ctx):
         return "shared"
     if inputs.params and not inputs.symbols:
-        pointers = ctx.mc.memo(f"PS1.pointers.{ctx.function.name}", lambda: pointer_params(ctx.function, ctx.du))
-        return "global" if inputs.params & pointers else None
+        return "global" if inputs.params & _pointers(ctx) else None
     return None
 
 
@@ -198,13 +310,14 @@ def _stride(lanes: np.ndarray, addresses: np.ndarray) -> int | None:
     return int(steps[0]) if np.all(steps == steps[0]) and float(steps[0]).is_integer() else None
 
 
-def _affine(coef: int, offset: int, width: int, space: str, why: str) -> Figures:
+def _affine(coef: int, offset: int, width: int, space: str, why: str, assumed: str = "") -> Figures:
     """Figures of lanes 0..31 at ``offset + coef * lane`` from a sector- and bank-aligned base."""
     lanes = np.arange(32)
     base = 128 * ((abs(coef) * 32 + abs(offset)) // 128 + 1)  # keeps every address positive
     addresses = (base + offset + coef * lanes).astype(np.uint64)
     cost, ideal, worst = _cost(lanes, addresses, width, space)
-    method = f"estimated from the address's affine stride in %tid.x, 32 threads along x per warp ({why})"
+    also = f"; assuming {assumed}" if assumed else ""
+    method = f"estimated from the address's affine stride in %tid.x, 32 threads along x per warp ({why}{also})"
     return Figures(1, cost, ideal, worst, coef, False, method, ((lanes, addresses),))
 
 

@@ -86,9 +86,10 @@ class KernelRun:
 
     kernel: str
     launch: Launch
-    invented: frozenset[str]  # parameters whose values the launch made up
+    invented: frozenset[str]  # scalar parameters whose values the launch made up
     stopped: str | None  # why the emulation ended before the CTA finished, None when it finished
     from_config: bool
+    made_up_buffers: frozenset[str] = frozenset()  # pointer parameters given a zero-filled buffer
 
     def method(self, warps_measured: set[int]) -> str:
         """How figures measured on ``warps_measured`` in this run were obtained, for a finding's message."""
@@ -119,8 +120,8 @@ class Sampling:
 
 
 def kernel_launch(module: Module, fn: Function, pointers: set[str], configured: Launch | None
-                  ) -> tuple[Launch, frozenset[str]]:
-    """The launch the memory rules emulate ``fn`` with, and the parameters whose values it made up.
+                  ) -> tuple[Launch, frozenset[str], frozenset[str]]:
+    """The launch the memory rules emulate ``fn`` with, and the scalar and pointer parameters it made up.
 
     Arguments of ``configured`` are taken by C++ name, index or PTX name, as on the command line. Grid,
     block and dynamic shared memory come from ``configured`` when there is one; otherwise the
@@ -130,10 +131,10 @@ def kernel_launch(module: Module, fn: Function, pointers: set[str], configured: 
     aggregate passed by value.
     """
     given = bind_present(module, fn, configured.args)[0] if configured is not None else {}
-    args, invented, _ = complete_args(fn, given, pointers, DEFAULT_BUFFER_BYTES)
+    args, scalars, buffers = complete_args(fn, given, pointers, DEFAULT_BUFFER_BYTES)
     if configured is not None:
-        return Launch(configured.grid, configured.block, configured.shared_bytes, args), frozenset(invented)
-    return Launch(DEFAULT_GRID, _default_block(fn), DEFAULT_SHARED_BYTES, args), frozenset(invented)
+        return Launch(configured.grid, configured.block, configured.shared_bytes, args), scalars, buffers
+    return Launch(DEFAULT_GRID, _default_block(fn), DEFAULT_SHARED_BYTES, args), scalars, buffers
 
 
 def _default_block(fn: Function) -> tuple[int, int, int]:
@@ -160,12 +161,12 @@ def sample_module(module: Module, config: Config, budget: Budget | None = None,
     out = Sampling()
     for fn in module.kernels:
         pointers = pointer_params(fn, (def_use_of or function_def_use)(fn))
-        launch, invented = kernel_launch(module, fn, pointers, config.launch)
+        launch, invented, buffers = kernel_launch(module, fn, pointers, config.launch)
         reached: set[str] = set()
         stopped = _emulate(module, fn, launch, out, reached, budget)
         if stopped == OUT_OF_BUDGET:
             budget.record(EMULATION, fn.name)
-        run = KernelRun(fn.name, launch, invented, stopped, config.launch is not None)
+        run = KernelRun(fn.name, launch, invented, stopped, config.launch is not None, buffers)
         out.runs.append(run)
         for name in reached | {fn.name}:
             out.reached_by.setdefault(name, []).append(run)

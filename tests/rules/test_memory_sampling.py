@@ -54,21 +54,22 @@ def launch_of(directive: str = "", configured: Launch | None = None):
     (".maxntid 16", (16, 1, 1)),
 ])
 def test_the_default_launch(directive: str, block: tuple[int, int, int]):
-    launch, invented = launch_of(directive)
+    launch, invented, buffers = launch_of(directive)
     assert launch.block == block and launch.grid == DEFAULT_GRID
     data = launch.args["data"]
     assert isinstance(data, Buffer) and data.fill == "zeros"  # a pointer: it reaches a cvta
     # count is 64-bit too, but compared with an offset, never an address: an integer
     assert launch.args["count"] == 1024 and launch.args["scale"] == 1.0 and launch.args["box"] == 0
-    assert invented == {"count", "scale", "box"}  # a made-up buffer shapes no address
+    assert invented == {"count", "scale", "box"}  # a made-up buffer shapes no address...
+    assert buffers == {"data"}  # ...but its zeros are no data to gather with
 
 
 def test_the_configured_launch_gives_shape_and_arguments_by_name_or_position():
     configured = Launch((2, 1, 1), (128, 1, 1), 0, {"count": 4096, "2": 0.5})
-    launch, invented = launch_of("", configured)
+    launch, invented, buffers = launch_of("", configured)
     assert (launch.grid, launch.block) == ((2, 1, 1), (128, 1, 1))
     assert launch.args["count"] == 4096 and launch.args["scale"] == 0.5
-    assert invented == {"box"}
+    assert invented == {"box"} and buffers == {"data"}
 
 
 def test_only_the_sampled_warps_of_cta_zero_are_kept():

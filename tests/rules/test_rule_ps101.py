@@ -20,7 +20,7 @@ import pytest
 from support.paths import DATA, FIXTURES, ROOT
 
 from ptxstatic.config import Config
-from ptxstatic.launch import Launch
+from ptxstatic.launch import Buffer, Launch
 from ptxstatic.ptx import parse_file
 from ptxstatic.rules.catalog import get_rule
 from ptxstatic.rules.engine import lint_module
@@ -42,6 +42,11 @@ EXPECTED = {
     # m[col * pitch], pitch not given: a stride uniform but not a constant, one sector per lane for any pitch
     # but 1: 32 for 4 (symbolic, no stride in bytes)
     ("ps101_column_pitch", "load"): (32.0, 4.0, None),
+    # in[(i * stride) & mask], neither given: the stride carried through the mask, symbolic as above
+    ("ps101_masked_stride", "load"): (32.0, 4.0, None),
+    # in[idx[i]] and out[idx[i]], the indices made up: one sector per lane assumed for each
+    ("ps101_gather", "load"): (32.0, 4.0, None),
+    ("ps101_scatter", "store"): (32.0, 4.0, None),
 }
 
 
@@ -83,6 +88,15 @@ def test_the_finding_says_which_method_gave_the_figures():
             assert f.properties["method"] == "symbolic"
             assert "depends on pitch: uncoalesced for every stride but 4 bytes, judged assuming it is not 4" \
                 in f.message
+        elif name == "ps101_masked_stride":
+            assert f.properties["method"] == "symbolic"
+            assert ("depends on mask and stride: uncoalesced for every stride but 4 bytes, judged assuming it is "
+                    "not 4 and that masking with mask keeps the bits the lanes' indices differ in") in f.message
+        elif name in ("ps101_gather", "ps101_scatter"):
+            assert f.properties["method"] == "indirect"
+            kind = "gather" if name == "ps101_gather" else "scatter"
+            assert ("from indices the lanes load from idx: judged assuming neighbouring lanes' indices are not "
+                    f"consecutive (a {kind};") in f.message
         else:
             assert f.properties["method"] == "emulation"
             method = "measured by emulation of warps 0..3 of CTA (0, 0, 0) (the default launch, block 32x4x1)"
@@ -122,6 +136,53 @@ def test_a_pitch_of_one_element_given_by_name_is_coalesced():
     assert "ps101_column_pitch" not in {f.kernel for f in findings("lineinfo", config)}
 
 
+def by_kernel(config: Config) -> dict[str, object]:
+    return {f.kernel: f for f in findings("lineinfo", config)}
+
+
+@pytest.mark.parametrize("stride, sectors", [(1, None), (2, 8.0), (8, 32.0)])
+def test_a_masked_stride_is_measured_once_the_launch_gives_the_mask(stride: int, sectors: float | None):
+    """in[(i * stride) & mask] with the mask given (2^20 - 1): lanes `stride` floats apart, measured; a stride
+    of one element is coalesced."""
+    config = Config(launch=Launch((32, 32, 1), (32, 4, 1), 0, {"mask": (1 << 20) - 1, "stride": stride}))
+    f = by_kernel(config).get("ps101_masked_stride")
+    if sectors is None:
+        assert f is None
+    else:
+        assert f.properties["method"] == "emulation" and f.properties["sectors_per_request"] == sectors
+        assert f.properties["stride_bytes"] == 4 * stride
+
+
+def test_a_mask_that_folds_every_lane_together_is_measured_as_one_sector():
+    """A given mask of 7 keeps none of the bits that (i * 8) differs in: every lane reads element 0."""
+    config = Config(launch=Launch((32, 32, 1), (32, 4, 1), 0, {"mask": 7, "stride": 8}))
+    assert "ps101_masked_stride" not in by_kernel(config)
+
+
+@pytest.mark.parametrize("fill, reported", [("iota", False), ("random", True)])
+def test_a_gather_is_measured_with_the_index_data_the_launch_gives(fill: str, reported: bool):
+    """idx given as 0, 1, 2, ... makes in[idx[i]] and out[idx[i]] coalesced; random indices into 4096
+    elements put nearly every lane in its own sector."""
+    idx = Buffer("s32", 4096, fill, seed=3)
+    config = Config(launch=Launch((32, 1, 1), (32, 4, 1), 0, {"idx": idx, "in": Buffer("f32", 4096),
+                                                              "out": Buffer("f32", 4096, output=True)}))
+    found = by_kernel(config)
+    for name in ("ps101_gather", "ps101_scatter"):
+        f = found.get(name)
+        assert (f is not None) == reported, name
+        if reported:
+            assert f.properties["method"] == "emulation" and f.properties["sectors_per_request"] >= 28
+
+
+def test_a_gather_with_made_up_data_in_other_arguments_is_not_measured():
+    """Only the index buffer is given: the buffer read at the indices is made up, which changes nothing of the
+    addresses, so the gather is measured; with the index buffer made up it is judged by assumption."""
+    iota = Config(launch=Launch((32, 1, 1), (32, 4, 1), 0, {"idx": Buffer("s32", 4096, "iota")}))
+    assert "ps101_gather" not in by_kernel(iota)
+    other = Config(launch=Launch((32, 1, 1), (32, 4, 1), 0, {"in": Buffer("f32", 4096, "random")}))
+    assert by_kernel(other)["ps101_gather"].properties["method"] == "indirect"
+
+
 @pytest.mark.parametrize("ratio, extra", [
     (1.2, {"ok_offset_by_one"}),  # in[i + 1]: 128 B from byte 4 of a sector touch 5 sectors for 4: 1.25
     (2.0, set()),
@@ -136,7 +197,7 @@ def test_a_threshold_above_every_ratio_reports_nothing():
     # reads 8 bytes of its one sector: 32 sectors for 2 x 4, a ratio of 4), are not reported either
     assert findings("lineinfo", Config(rules={"PS101": {"min-ratio": 8.5}})) == []
     assert {f.kernel for f in findings("lineinfo", Config(rules={"PS101": {"min-ratio": 8.0}}))} \
-        == {"ps101_after_texture", "ps101_column_pitch"}
+        == {"ps101_after_texture", "ps101_column_pitch", "ps101_masked_stride", "ps101_gather", "ps101_scatter"}
 
 
 def test_suppression_comment(tmp_path: Path):
@@ -150,8 +211,8 @@ def test_suppression_comment(tmp_path: Path):
 
 def test_the_findings_on_the_parser_corpus_are_the_reviewed_ones():
     """Every nvcc kernel of the parser corpus (sm_90, -lineinfo): the findings below were checked by hand against
-    the sources; everything else (coalesced accesses, grid-stride loops, tiled transposes, gathers, pairs of
-    neighbouring loads) must stay silent."""
+    the sources; everything else (coalesced accesses, grid-stride loops, tiled transposes, table lookups, stream
+    compaction, pairs of neighbouring loads) must stay silent."""
     reviewed = {
         # out[2 * i] and out[2 * i + 1] of uint64: two stores 16 B apart per lane, each 16 sectors for 8
         ("tests/data/cuda/math.cu", 54): (16.0, 8.0), ("tests/data/cuda/math.cu", 55): (16.0, 8.0),
@@ -169,6 +230,8 @@ def test_the_findings_on_the_parser_corpus_are_the_reviewed_ones():
         # the same row walk's bf16 load, inlined from the toolkit header's conversion function: shown at the
         # user's call site (findings are never in system headers)
         ("tests/data/cuda/half_bf16.cu", 26): (32.0, 4.0),
+        # src[idx[i]] through __ldg, the indices made up: a gather, one sector per lane assumed
+        ("tests/data/cuda/memory.cu", 31): (32.0, 4.0),
     }
     found = {}
     for path in sorted((FIXTURES / "nvcc" / "sm_90" / "lineinfo").glob("*.ptx")):

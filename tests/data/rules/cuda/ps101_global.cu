@@ -51,6 +51,31 @@ extern "C" __global__ void ps101_after_texture(cudaTextureObject_t t, float* out
     out[i * 32] = v;  // expect: PS101
 }
 
+// A strided index folded into a buffer by a mask, both arguments: lanes `stride` elements apart for any mask
+// that keeps the index's low bits (the made-up mask of the default launch would fold them together).
+extern "C" __global__ void ps101_masked_stride(const float* __restrict__ in, float* __restrict__ out, int mask,
+                                               int stride)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    out[i] = in[(i * stride) & mask];  // expect: PS101
+}
+
+// A gather and a scatter through an index array: the indices are data, judged as not consecutive unless the
+// launch gives them.
+extern "C" __global__ void ps101_gather(const int* __restrict__ idx, const float* __restrict__ in,
+                                        float* __restrict__ out)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    out[i] = in[idx[i]];  // expect: PS101
+}
+
+extern "C" __global__ void ps101_scatter(const int* __restrict__ idx, const float* __restrict__ in,
+                                         float* __restrict__ out)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    out[idx[i]] = in[i];  // expect: PS101
+}
+
 // ----------------------------------------------------------------------------------- near misses
 
 // Row access: lane k reads the float after lane k - 1.
@@ -123,9 +148,20 @@ extern "C" __global__ void ok_grid_stride(const float* __restrict__ in, float* _
         out[i] = in[i] * 0.5f;
 }
 
-// Indices loaded from memory: the addresses depend on data the emulator only invents, so not judged.
-extern "C" __global__ void ok_gather(const int* __restrict__ idx, const float* __restrict__ in, float* __restrict__ out)
+// An index masked with an argument (a ring buffer): coalesced for any mask that keeps the low bits.
+extern "C" __global__ void ok_ring(const float* __restrict__ in, float* __restrict__ out, int mask)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    out[i] = in[idx[i] * 32];
+    out[i] = in[i & mask];
+}
+
+// Stream compaction by ballot: the kept lanes of a warp write consecutive slots after a warp-wide offset.
+extern "C" __global__ void ok_compact(const float* __restrict__ in, float* __restrict__ out, float threshold)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int lane = threadIdx.x & 31;
+    float v = in[i];
+    unsigned kept = __ballot_sync(0xffffffffu, v > threshold);
+    if (v > threshold)
+        out[(i - lane) + __popc(kept & ((1u << lane) - 1))] = v;
 }
