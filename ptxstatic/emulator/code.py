@@ -335,9 +335,12 @@ def _raising(message: str) -> Op:
     return op
 
 
-def compile_function(fn: Function, device: Device, builders: dict[str, Callable[[Operands, OpInfo], Op]]) -> Code:
+def compile_function(fn: Function, device: Device, builders: dict[str, Callable[[Operands, OpInfo], Op]],
+                     leave_out: frozenset[int] = frozenset()) -> Code:
     """Compile ``fn`` (which must have a body) for ``device``: its blocks, each compiled into closures when it
-    first runs."""
+    first runs. The instructions of ``fn.instructions`` indexed in ``leave_out`` are compiled (an instruction
+    the emulator cannot run still stops it there) but not run: they count as executed, their results are not
+    written."""
     cfg = build_cfg(fn)
     scope = Scope(fn, device)
     for b in cfg.blocks:
@@ -346,7 +349,8 @@ def compile_function(fn: Function, device: Device, builders: dict[str, Callable[
                 scope.reg_type(ins.guard.name)  # an undeclared guard is an error of the whole function
     blocks = [Block(b.id, [i.opcode for i in b.instructions]) for b in cfg.blocks]
     code = Code(fn, blocks, _ipdom(cfg, len(blocks)), scope.regs, scope.local_size,
-                scope.param_sizes, compiler=_BlockCompiler(cfg, scope, _branch_tables(fn), builders))
+                scope.param_sizes, compiler=_BlockCompiler(cfg, scope, _branch_tables(fn), builders,
+                                                           {id(fn.instructions[i]) for i in leave_out}))
     if not fn.is_kernel:
         code.params = [(d.name, decl.space) for decl in fn.params or () for d in decl.names]
         code.returns = [(d.name, decl.space) for decl in fn.returns or () for d in decl.names]
@@ -357,8 +361,9 @@ class _BlockCompiler:
     """Compiles the blocks of one function into closures, one block at a time."""
 
     def __init__(self, cfg: BlockGraph, scope: Scope, tables: dict[str, tuple[str, ...]],
-                 builders: dict[str, Callable[[Operands, OpInfo], Op]]) -> None:
+                 builders: dict[str, Callable[[Operands, OpInfo], Op]], leave_out: set[int]) -> None:
         self.cfg, self.scope, self.tables, self.builders = cfg, scope, tables, builders
+        self.leave_out = leave_out  # ids of the instructions not run
         self.labels = {lab: b.id for b in cfg.blocks for lab in b.labels}
 
     def compile(self, index: int) -> tuple[list[tuple], tuple | None, int | None]:
@@ -369,6 +374,8 @@ class _BlockCompiler:
             guard = ins.guard.name if ins.guard is not None else None
             try:
                 kind, payload = _compile(ins, Operands(ins, self.scope), self.labels, self.tables, self.builders)
+                if kind == OP and id(ins) in self.leave_out:
+                    continue
             except (EmulationError, Unsupported) as exc:
                 kind, payload = OP, _raising(str(exc))
             if kind == "term":

@@ -77,7 +77,8 @@ def emulate(module: Module, kernel: str | Function, launch: Launch, *, max_steps
             ctas: Iterable[tuple[int, int, int]] | None = None, observer: Observer | None = None,
             time_slice: int = TIME_SLICE, progress: Callable[[int, int], None] | None = None,
             outputs: bool | Collection[str] = True, partial: bool = False,
-            compiled: CodeCache | None = None) -> Emulation:
+            compiled: CodeCache | None = None,
+            leave_out: Callable[[Function], frozenset[int]] | None = None) -> Emulation:
     """Run ``kernel`` of ``module`` over the grid of ``launch``.
 
     ``inputs`` gives initial contents of buffer arguments (by parameter name or index) in place of their
@@ -95,7 +96,9 @@ def emulate(module: Module, kernel: str | Function, launch: Launch, *, max_steps
     ``observer`` or ``progress`` ends the run and the result holds what ran until then (its ``stopped`` says
     why). ``compiled`` keeps the compiled functions for the next emulation of the same module and launch (a
     sample of CTAs run one emulation each); they are reused only where the device's symbols lie at the same
-    addresses. Raises
+    addresses. ``leave_out`` gives, per function, the indices of instructions not to run (an emulation that
+    only watches addresses: :func:`ptxstatic.analysis.address_slice.unneeded_for_addresses`); it is not used
+    with ``compiled``. Raises
     :class:`EmulationError` for anything the emulator does not support and for faults of the program (bad
     address, trap, deadlock, and the step limit without ``partial``).
     """
@@ -103,7 +106,7 @@ def emulate(module: Module, kernel: str | Function, launch: Launch, *, max_steps
     with np.errstate(all="ignore"):
         try:
             emulator = _Emulator(module, fn, launch, max_steps, inputs, symbols, time_slice, progress, partial,
-                                 compiled)
+                                 None if leave_out is not None else compiled, leave_out)
             emulator.device.observer = observer
             try:
                 emulator.run(_ctas(launch, ctas))
@@ -168,7 +171,8 @@ class _Emulator:
     def __init__(self, module: Module, kernel: Function, launch: Launch, max_steps: int,
                  inputs: dict[str, np.ndarray] | None, symbols: dict[str, np.ndarray] | None,
                  time_slice: int, progress: Callable[[int, int], None] | None, partial: bool = False,
-                 compiled: CodeCache | None = None) -> None:
+                 compiled: CodeCache | None = None,
+                 leave_out: Callable[[Function], frozenset[int]] | None = None) -> None:
         self.module = module
         self.partial = partial
         self.kernel = kernel
@@ -183,6 +187,7 @@ class _Emulator:
         self.progress = progress
         self.slice_end = min(time_slice, max_steps + 1)
         self.ran = 0  # CTAs run
+        self.leave_out = leave_out
         self.functions = {s.address: name for name, s in self.device.symbols.items() if s.kind == "func"}
 
     def code(self, name: str) -> Code | None:
@@ -190,7 +195,8 @@ class _Emulator:
         if name not in self.codes:
             if name not in self.compiled:
                 fn = next((f for f in self.module.functions if f.name == name and f.body is not None), None)
-                self.compiled[name] = compile_function(fn, self.device, _BUILDERS) if fn is not None else None
+                left = self.leave_out(fn) if self.leave_out is not None and fn is not None else frozenset()
+                self.compiled[name] = compile_function(fn, self.device, _BUILDERS, left) if fn is not None else None
             code = self.codes[name] = self.compiled[name]
             if code is not None:
                 self.thread_counts[name] = np.zeros(len(code.blocks), dtype=np.int64)

@@ -108,10 +108,7 @@ def instruction_figures(ctx: RuleContext, index: int, space: str) -> Figures | N
     runs = found.reached_by.get(ctx.function.name, [])
     folded = False
     if observed is not None:
-        if ctx.function.is_kernel:
-            made_up = inputs.params & set().union(*(r.invented for r in runs))
-        else:
-            made_up = inputs.params if any(r.invented for r in runs) else frozenset()
+        made_up = _invented(ctx, inputs.params, runs)
         # a made-up mask (an argument of 1024) folds the lanes' addresses together: nothing to measure
         folded = masks is not None and bool(masks & made_up)
         measurable = _data_given(ctx, inputs, runs) if inputs.loaded else (constant or not made_up) and not folded
@@ -122,13 +119,29 @@ def instruction_figures(ctx: RuleContext, index: int, space: str) -> Figures | N
         offset = address_operand(ins).offset  # type: ignore[union-attr]
         why = "the emulation made up the mask" if folded else _why_not_measured(runs)
         return _affine(int(coef), offset, ins.info.width_bytes, space, why, assumed)
-    if coef == VAR and space == "global" and not inputs.loaded and _static_space(ctx, index, inputs) == space:
+    # judged by assumption only where the launch leaves the stride or the data unknown (else: not reached)
+    if coef == VAR and space == "global" and not inputs.loaded and _static_space(ctx, index, inputs) == space \
+            and _made_up(ctx, inputs.params, runs):
         return _symbolic(ctx, inputs, ins.info.width_bytes, assumed)
-    if space == "global" and inputs.loaded and not inputs.symbols and _static_space(ctx, index, inputs) == space:
+    if space == "global" and inputs.loaded and not inputs.symbols and _static_space(ctx, index, inputs) == space \
+            and not _data_given(ctx, inputs, runs):
         indices = _lane_loads(ctx, index)
         if indices and inputs.params & _pointers(ctx):
             return _indirect(ctx, indices, ins.info.width_bytes, "store" if ins.info.is_store else "load")
     return None
+
+
+def _invented(ctx: RuleContext, params: frozenset[str], runs: list[KernelRun]) -> frozenset[str]:
+    """Those of ``params`` (scalars) whose values the launches of ``runs`` made up (in a device function, all of
+    them when a launch made anything up: its parameters come from the caller)."""
+    if ctx.function.is_kernel:
+        return params & frozenset().union(*(r.invented for r in runs))
+    return params if any(r.invented for r in runs) else frozenset()
+
+
+def _made_up(ctx: RuleContext, params: frozenset[str], runs: list[KernelRun]) -> bool:
+    """Whether a value of ``params`` is unknown: no emulation reached the function, or its launch made one up."""
+    return not runs or bool(_invented(ctx, params, runs))
 
 
 def _data_given(ctx: RuleContext, inputs: AddressInputs, runs: list[KernelRun]) -> bool:

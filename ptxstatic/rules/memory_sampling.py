@@ -158,12 +158,16 @@ def sample_module(module: Module, config: Config, budget: Budget | None = None,
     from ptxstatic.analysis.defuse import function_def_use
     from ptxstatic.analysis.memory_access import pointer_params
 
+    du = def_use_of or function_def_use
     out = Sampling()
+    device_functions = [f for f in module.functions if not f.is_kernel]
+    in_calls: list[bool] = []  # whether memory steers an address in a device function (asked once)
+
     for fn in module.kernels:
-        pointers = pointer_params(fn, (def_use_of or function_def_use)(fn))
+        pointers = pointer_params(fn, du(fn))
         launch, invented, buffers = kernel_launch(module, fn, pointers, config.launch)
         reached: set[str] = set()
-        stopped = _emulate(module, fn, launch, out, reached, budget)
+        stopped = _emulate(module, fn, launch, out, reached, budget, _leave_out(fn, device_functions, du, in_calls))
         if stopped == OUT_OF_BUDGET:
             budget.record(EMULATION, fn.name)
         run = KernelRun(fn.name, launch, invented, stopped, config.launch is not None, buffers)
@@ -171,6 +175,24 @@ def sample_module(module: Module, config: Config, budget: Budget | None = None,
         for name in reached | {fn.name}:
             out.reached_by.setdefault(name, []).append(run)
     return out
+
+
+def _leave_out(kernel: Function, device_functions: list[Function], du: Callable[[Function], DefUse],
+               in_calls: list[bool]) -> Callable[[Function], frozenset[int]]:
+    """The instructions an emulation of ``kernel`` need not run (they decide no address): stores keep their
+    data when a value read from memory steers an address in the kernel or a device function it may call."""
+    from ptxstatic.analysis.address_slice import memory_steers_addresses, unneeded_for_addresses
+
+    decided: list[bool] = []
+
+    def leave_out(fn: Function) -> frozenset[int]:
+        if not decided:
+            if not in_calls:
+                in_calls.append(memory_steers_addresses(device_functions, du))
+            decided.append(in_calls[0] or memory_steers_addresses([kernel], du))
+        return unneeded_for_addresses(fn, du(fn), decided[0])
+
+    return leave_out
 
 
 def _settled(idle: list[int | None], turns: list[int]) -> bool:
@@ -189,9 +211,10 @@ class _OutOfBudget(Exception):
 
 
 def _emulate(module: Module, fn: Function, launch: Launch, out: Sampling, reached: set[str],
-             budget: Budget | None) -> str | None:
+             budget: Budget | None, leave_out: Callable[[Function], frozenset[int]] | None = None) -> str | None:
     """Run the sampled CTA of ``fn``, adding the sampled warps' accesses to ``out`` (the functions they came
-    from to ``reached``); returns why it stopped early (None when it finished)."""
+    from to ``reached``); returns why it stopped early (None when it finished). ``leave_out``: the instructions
+    of a function that decide no address (not run)."""
     from ptxstatic.emulator import EmulationError, MemoryAccess, emulate
 
     if budget is not None and budget.spent():
@@ -221,7 +244,7 @@ def _emulate(module: Module, fn: Function, launch: Launch, out: Sampling, reache
 
     try:
         emulate(module, fn, launch, max_steps=MEMORY_RULES_MAX_STEPS, ctas=[SAMPLED_CTA], observer=observe,
-                time_slice=SAMPLE_TIME_SLICE, progress=progress, outputs=False)
+                time_slice=SAMPLE_TIME_SLICE, progress=progress, outputs=False, leave_out=leave_out)
     except EmulationError as exc:
         return str(exc)
     except _Saturated:

@@ -1,0 +1,97 @@
+"""The instructions an emulation that only watches addresses can leave out: register-to-register operations
+whose values decide neither control flow, nor a guard, nor an address, nor anything a kept instruction reads
+(the fp32 chain of an arithmetic benchmark, the data a kernel stores). The memory rules emulate a sample of
+warps for the addresses they touch (:mod:`ptxstatic.rules.memory_sampling`); leaving these out gives them the
+same accesses for less work.
+
+Stored data is left out only where no value read from memory the program may have written (a load, an
+atomic's old value; not parameters, constant memory or read-only ``.nc`` loads) reaches what is kept, in the
+kernel or a device function of its module: when one does, memory's contents can steer an address, and every
+store keeps its data.
+Parameters passed to and returned from calls (``st.param``) always keep theirs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from ptxstatic.analysis.defuse import DefUse
+from ptxstatic.ptx.ast import Addr, Function, Instruction, Reg, Vec
+
+#: register-to-register operations without side effects and without faults of their own at run time
+PURE = frozenset({
+    "add", "sub", "mul", "mad", "mul24", "mad24", "sad", "fma", "neg", "abs", "min", "max", "and", "or", "xor",
+    "not", "cnot", "shl", "shr", "mov", "cvt", "cvta", "selp", "slct", "setp", "set", "bfe", "bfi", "prmt",
+    "popc", "clz", "brev", "bfind", "lop3", "shf", "copysign", "testp", "rcp", "sqrt", "rsqrt", "ex2", "lg2",
+    "sin", "cos", "tanh", "dp4a", "dp2a",
+})
+
+
+#: instructions that write the data of their operands after the address to memory
+_WRITES = frozenset({"st", "red", "atom"})
+
+
+def _data_registers(ins: Instruction) -> set[str]:
+    """The registers of the data a store, reduction or atomic writes: its operands after the address."""
+    ops = ins.operands
+    at = next((k for k, o in enumerate(ops) if isinstance(o, Addr)), len(ops))
+    out: set[str] = set()
+    for op in ops[at + 1:]:
+        if isinstance(op, Reg):
+            out.add(op.name)
+        elif isinstance(op, Vec):
+            out.update(e.name for e in op.items if isinstance(e, Reg))
+    return out
+
+
+def _kept_uses(ins: Instruction, uses: list[str], with_data: bool) -> Iterable[str]:
+    """The registers a kept instruction needs: all it reads, but the data it stores unless ``with_data``."""
+    if with_data or ins.info.opcode not in _WRITES or ins.info.space == "param":
+        return uses
+    data = _data_registers(ins) - _address_registers(ins)
+    if ins.guard is not None:
+        data.discard(ins.guard.name)
+    return [r for r in uses if r not in data]
+
+
+def _address_registers(ins: Instruction) -> set[str]:
+    return {o.base.name for o in ins.operands if isinstance(o, Addr) and isinstance(o.base, Reg)}
+
+
+def _written_memory(ins: Instruction) -> bool:
+    """Whether ``ins`` reads memory the program may have written: not a parameter, not constant memory, not
+    a read-only (``.nc``) load."""
+    info = ins.info
+    return info.is_load and info.space not in ("param", "const") and "nc" not in info.cache
+
+
+def _needed(fn: Function, du: DefUse, with_data: bool) -> tuple[set[int], bool]:
+    """(the pure instructions whose values are needed, whether a value read from memory is needed)."""
+    ins = fn.instructions
+    needed: set[int] = set()
+    reads_memory = False
+    todo = [(i, r) for i, x in enumerate(ins) if x.info.opcode not in PURE
+            for r in _kept_uses(x, du.uses[i], with_data)]
+    while todo:
+        user, reg = todo.pop()
+        for d in du.reaching.get((user, reg), ()):
+            x = ins[d]
+            if x.info.opcode not in PURE:
+                reads_memory = reads_memory or _written_memory(x)
+            elif d not in needed:
+                needed.add(d)
+                todo.extend((d, r) for r in du.uses[d])
+    return needed, reads_memory
+
+
+def memory_steers_addresses(functions: Iterable[Function], def_use: Callable[[Function], DefUse]) -> bool:
+    """Whether, in any of ``functions``, a value read from memory reaches an address, a branch, a guard or
+    another instruction that cannot be left out (then stored data must be kept everywhere)."""
+    return any(_needed(fn, def_use(fn), False)[1] for fn in functions if fn.body is not None)
+
+
+def unneeded_for_addresses(fn: Function, du: DefUse, with_data: bool) -> frozenset[int]:
+    """The indices of ``fn``'s pure instructions an address-watching emulation can leave out; ``with_data``:
+    stores keep their data (:func:`memory_steers_addresses` of the module)."""
+    needed, _ = _needed(fn, du, with_data)
+    return frozenset(i for i, x in enumerate(fn.instructions) if x.info.opcode in PURE and i not in needed)
