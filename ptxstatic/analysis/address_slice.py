@@ -84,14 +84,16 @@ def _needed(fn: Function, du: DefUse, with_data: bool) -> tuple[set[int], bool]:
     return needed, reads_memory
 
 
+def address_slice(fn: Function, du: DefUse, with_data: bool) -> tuple[frozenset[int], bool]:
+    """(the indices of ``fn``'s pure instructions an address-watching emulation can leave out, whether a value
+    read from memory the program may have written reaches what is kept); ``with_data``: stores keep their data
+    (when memory steers an address anywhere the emulation runs)."""
+    needed, reads_memory = _needed(fn, du, with_data)
+    left = frozenset(i for i, x in enumerate(fn.instructions) if x.info.opcode in PURE and i not in needed)
+    return left, reads_memory
+
+
 def memory_steers_addresses(functions: Iterable[Function], def_use: Callable[[Function], DefUse]) -> bool:
     """Whether, in any of ``functions``, a value read from memory reaches an address, a branch, a guard or
     another instruction that cannot be left out (then stored data must be kept everywhere)."""
     return any(_needed(fn, def_use(fn), False)[1] for fn in functions if fn.body is not None)
-
-
-def unneeded_for_addresses(fn: Function, du: DefUse, with_data: bool) -> frozenset[int]:
-    """The indices of ``fn``'s pure instructions an address-watching emulation can leave out; ``with_data``:
-    stores keep their data (:func:`memory_steers_addresses` of the module)."""
-    needed, _ = _needed(fn, du, with_data)
-    return frozenset(i for i, x in enumerate(fn.instructions) if x.info.opcode in PURE and i not in needed)

@@ -97,7 +97,7 @@ def emulate(module: Module, kernel: str | Function, launch: Launch, *, max_steps
     why). ``compiled`` keeps the compiled functions for the next emulation of the same module and launch (a
     sample of CTAs run one emulation each); they are reused only where the device's symbols lie at the same
     addresses. ``leave_out`` gives, per function, the indices of instructions not to run (an emulation that
-    only watches addresses: :func:`ptxstatic.analysis.address_slice.unneeded_for_addresses`); it is not used
+    only watches addresses: :func:`ptxstatic.analysis.address_slice.address_slice`); it is not used
     with ``compiled``. Raises
     :class:`EmulationError` for anything the emulator does not support and for faults of the program (bad
     address, trap, deadlock, and the step limit without ``partial``).

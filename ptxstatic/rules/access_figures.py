@@ -106,12 +106,13 @@ def instruction_figures(ctx: RuleContext, index: int, space: str) -> Figures | N
     constant = isinstance(coef, int) and (ctx.function.is_kernel or not inputs.params)
     observed = found.requests(ctx.function.name, ins, space)
     runs = found.reached_by.get(ctx.function.name, [])
+    data_given = inputs.loaded and _data_given(ctx, inputs, runs)
     folded = False
     if observed is not None:
         made_up = _invented(ctx, inputs.params, runs)
         # a made-up mask (an argument of 1024) folds the lanes' addresses together: nothing to measure
         folded = masks is not None and bool(masks & made_up)
-        measurable = _data_given(ctx, inputs, runs) if inputs.loaded else (constant or not made_up) and not folded
+        measurable = data_given if inputs.loaded else (constant or not made_up) and not folded
         if measurable:
             return _measured(observed.requests, observed.width, space, runs[0].method(observed.warps))
     assumed = _mask_assumption(ctx, masks)
@@ -124,7 +125,7 @@ def instruction_figures(ctx: RuleContext, index: int, space: str) -> Figures | N
             and _made_up(ctx, inputs.params, runs):
         return _symbolic(ctx, inputs, ins.info.width_bytes, assumed)
     if space == "global" and inputs.loaded and not inputs.symbols and _static_space(ctx, index, inputs) == space \
-            and not _data_given(ctx, inputs, runs):
+            and not data_given:
         indices = _lane_loads(ctx, index)
         if indices and inputs.params & _pointers(ctx):
             return _indirect(ctx, indices, ins.info.width_bytes, "store" if ins.info.is_store else "load")
@@ -150,8 +151,7 @@ def _data_given(ctx: RuleContext, inputs: AddressInputs, runs: list[KernelRun]) 
     data included), and no loaded value comes from a variable (shared memory filled elsewhere)."""
     if not runs:
         return False
-    scalars = set().union(*(r.invented for r in runs))
-    made_up = scalars | set().union(*(r.made_up_buffers for r in runs))
+    made_up = set().union(*(r.invented | r.made_up_buffers for r in runs))
     if not ctx.function.is_kernel:
         return not made_up
     data: set[str] = set()
@@ -165,7 +165,7 @@ def _data_given(ctx: RuleContext, inputs: AddressInputs, runs: list[KernelRun]) 
             if deep.symbols:
                 return False
             data |= deep.params
-    return not (inputs.params & scalars) and not (data & made_up)
+    return not _invented(ctx, inputs.params, runs) and not (data & made_up)
 
 
 def _lane_loads(ctx: RuleContext, index: int) -> list[int]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -181,16 +182,20 @@ def _leave_out(kernel: Function, device_functions: list[Function], du: Callable[
                in_calls: list[bool]) -> Callable[[Function], frozenset[int]]:
     """The instructions an emulation of ``kernel`` need not run (they decide no address): stores keep their
     data when a value read from memory steers an address in the kernel or a device function it may call."""
-    from ptxstatic.analysis.address_slice import memory_steers_addresses, unneeded_for_addresses
+    from ptxstatic.analysis.address_slice import address_slice, memory_steers_addresses
 
-    decided: list[bool] = []
+    @cache
+    def kernel_slice() -> tuple[frozenset[int], bool]:
+        """The kernel's instructions left out, and whether stores keep their data (decided on first use)."""
+        if not in_calls:
+            in_calls.append(memory_steers_addresses(device_functions, du))
+        left, steers = address_slice(kernel, du(kernel), False)
+        with_data = in_calls[0] or steers
+        return (address_slice(kernel, du(kernel), True)[0] if with_data else left), with_data
 
     def leave_out(fn: Function) -> frozenset[int]:
-        if not decided:
-            if not in_calls:
-                in_calls.append(memory_steers_addresses(device_functions, du))
-            decided.append(in_calls[0] or memory_steers_addresses([kernel], du))
-        return unneeded_for_addresses(fn, du(fn), decided[0])
+        left, with_data = kernel_slice()
+        return left if fn is kernel else address_slice(fn, du(fn), with_data)[0]
 
     return leave_out
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from support.paths import FIXTURES
 
-from ptxstatic.analysis.address_slice import memory_steers_addresses, unneeded_for_addresses
+from ptxstatic.analysis.address_slice import address_slice, memory_steers_addresses
 from ptxstatic.analysis.defuse import function_def_use
 from ptxstatic.analysis.memory_access import pointer_params
 from ptxstatic.emulator import emulate
@@ -69,13 +69,14 @@ def index_of(fn, opcode: str, register: str) -> int:
 def test_the_data_a_kernel_stores_is_left_out_and_its_control_kept():
     fn, du = chain()
     assert not memory_steers_addresses([fn], function_def_use)
-    left = unneeded_for_addresses(fn, du, with_data=False)
+    left, steers = address_slice(fn, du, with_data=False)
+    assert not steers
     assert index_of(fn, "fma", "%f1") in left  # the chain only reaches the stored data
     kept = {index_of(fn, "add", "%r2"), index_of(fn, "setp", "%p1"), index_of(fn, "mul", "%rd3"),
             index_of(fn, "add", "%rd5")}  # the trip count, the branch's predicate, the addresses
     assert not kept & left
     # told that stores keep their data, the chain is needed
-    assert index_of(fn, "fma", "%f1") not in unneeded_for_addresses(fn, du, with_data=True)
+    assert index_of(fn, "fma", "%f1") not in address_slice(fn, du, with_data=True)[0]
 
 
 def test_a_loaded_index_makes_the_module_keep_stored_data():
@@ -104,7 +105,7 @@ def test_the_sampled_accesses_are_the_same_with_the_slice_left_out(path: Path):
 def slicer(module, kernel):
     with_data = memory_steers_addresses([kernel, *(f for f in module.functions if not f.is_kernel)],
                                         function_def_use)
-    return lambda f: unneeded_for_addresses(f, function_def_use(f), with_data)
+    return lambda f: address_slice(f, function_def_use(f), with_data)[0]
 
 
 def test_most_of_the_corpus_has_instructions_left_out():
