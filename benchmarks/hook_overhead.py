@@ -43,10 +43,13 @@ from pathlib import Path
 from child_time import run_timed
 
 ROOT = Path(__file__).resolve().parents[1]
-#: runs the hook's launcher as ``python -m ptxstatic.hook.launcher`` does, and writes the process's own CPU
-#: seconds to the file named first when it exits (the launcher ends with ``os._exit``)
+#: the ``ptxstatic-nvcc`` script that installing the package puts on the PATH
+SCRIPT = ROOT / "scripts" / "ptxstatic-nvcc"
+#: runs the hook's script (named second) as its interpreter line would, and writes the process's own CPU seconds
+#: to the file named first when it exits (the launcher ends with ``os._exit``); the measurement adds the import
+#: of ``resource`` and the compilation of the script's few lines
 HARNESS = """\
-import os, resource, runpy, sys
+import os, resource, sys
 out, real_exit = sys.argv.pop(1), os._exit
 def _exit(status):
     r = resource.getrusage(resource.RUSAGE_SELF)
@@ -54,8 +57,10 @@ def _exit(status):
         f.write(repr(r.ru_utime + r.ru_stime))
     real_exit(status)
 os._exit = _exit
-sys.argv[0] = "ptxstatic-nvcc"
-runpy.run_module("ptxstatic.hook.launcher", run_name="__main__", alter_sys=True)
+sys.argv = sys.argv[1:]
+with open(sys.argv[0]) as f:
+    code = compile(f.read(), sys.argv[0], "exec")
+exec(code, {"__name__": "__main__", "__file__": sys.argv[0]})
 """
 
 
@@ -121,7 +126,8 @@ class Round:
         cpu_file = self.work / "hook-cpu"
         for f in self.files:
             self.plain[kind].append(timed(["nvcc", *self.flags, str(f), "-o", self.out], self.env, self.work)[1])
-            cmd = [sys.executable, "-c", HARNESS, str(cpu_file), "nvcc", *self.flags, str(f), "-o", self.out]
+            cmd = [sys.executable, "-c", HARNESS, str(cpu_file), str(SCRIPT), "nvcc", *self.flags, str(f), "-o",
+                   self.out]
             self.hooked[kind].append(timed(cmd, self.env, self.work)[1])
             self.hook[kind].append(float(cpu_file.read_text()))
         self.server[kind] = server_cpu(self.cache) - before
@@ -185,7 +191,7 @@ def make_builds(args: argparse.Namespace, tmp: Path, env: dict[str, str], files:
     rules = "".join(f"{o}: {f}\n\t@mkdir -p obj && $(NVCC) {shlex.join(flags)} {f} -o {o}\n"
                     for o, f in zip(objects, files))
     (work / "Makefile").write_text(MAKEFILE.format(objects=" ".join(objects), rules=rules))
-    hook = shlex.join([sys.executable, "-m", "ptxstatic.hook.launcher", "nvcc"])
+    hook = shlex.join([sys.executable, str(SCRIPT), "nvcc"])
     walls: dict[str, list[float]] = {"plain": [], "first": [], "rebuild": []}
     for i in range(args.repeat):
         cache = work / f"cache{i}"
@@ -233,8 +239,7 @@ def warm_bytecode(tmp: Path, env: dict[str, str], source: Path, flags: list[str]
     """Python's bytecode of every module the hook and its analysis use, as an installed package has it: one
     hooked compile analysed in-process, with a cache of its own, and the server's modules."""
     once = dict(env, PTXSTATIC_SERVER="0", PTXSTATIC_CACHE_DIR=str(tmp / "bytecode-cache"))
-    timed([sys.executable, "-m", "ptxstatic.hook.launcher", "nvcc", *flags, str(source), "-o", str(tmp / "o.o")],
-          once, tmp)
+    timed([sys.executable, str(SCRIPT), "nvcc", *flags, str(source), "-o", str(tmp / "o.o")], once, tmp)
     timed([sys.executable, "-c", "import ptxstatic.hook.server"], once, tmp)
 
 

@@ -1,5 +1,5 @@
 """Where the configuration of a path is, and whether it turns the hook's analysis server off: no more than the
-standard library's ``os`` and ``re``, since the nvcc hook asks on every compile, before nvcc starts.
+standard library's ``os`` (not even ``re``), since the nvcc hook asks on every compile, before nvcc starts.
 
 In each directory from the path up to the file-system root, ``ptxstatic.toml`` is taken first, then a
 ``pyproject.toml`` that has a ``[tool.ptxstatic]`` table. ``ptxstatic.config`` reads and checks the file.
@@ -8,7 +8,6 @@ In each directory from the path up to the file-system root, ``ptxstatic.toml`` i
 from __future__ import annotations
 
 import os
-import re
 
 CONFIG_NAMES = ("ptxstatic.toml", "pyproject.toml")
 SERVER_KEY = "hook-server"
@@ -40,7 +39,19 @@ def has_tool_table(path: str) -> bool:
             text = f.read()
     except (OSError, UnicodeDecodeError):
         return True
-    return re.search(r"^\s*\[?\s*tool\s*\.\s*ptxstatic\b", text, re.M) is not None
+    return any(_opens_tool_table(line) for line in text.splitlines())
+
+
+def _opens_tool_table(line: str) -> bool:
+    """Whether a TOML line is ``[tool.ptxstatic...]`` or a ``tool.ptxstatic...`` dotted key (spaces allowed)."""
+    rest = line.lstrip()
+    rest = rest[1:].lstrip() if rest.startswith("[") else rest
+    for part in ("tool", "."):
+        if not rest.startswith(part):
+            return False
+        rest = rest[len(part):].lstrip()
+    after = rest[len("ptxstatic"):len("ptxstatic") + 1]
+    return rest.startswith("ptxstatic") and not (after.isalnum() or after == "_")
 
 
 def server_allowed(path: str | None) -> bool:

@@ -134,6 +134,9 @@ HOOK_SERVER_ACCEPT_S = 2.0
 HOOK_SERVER_RESULT_S = 60.0
 #: seconds a stopping analysis server waits to connect to its own socket, the call that wakes its accepting loop
 HOOK_SERVER_WAKE_S = 1.0
+#: seconds the hook's analysis server lets the statement shapes it learns gather before it writes them to disk (as
+#: soon as no analysis is waiting, and when none has come for this long)
+HOOK_SERVER_SHAPES_S = 5.0
 #: seconds the analysis server keeps watching a temporary directory after the last compile that used it
 HOOK_WATCH_LINGER_S = 10.0
 #: seconds the language server waits after an edit before analysing (a newer edit restarts the wait)

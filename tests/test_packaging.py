@@ -32,8 +32,11 @@ def built_wheel(tmp_path: Path) -> Path:
     for command in ("check", "parse", "analyze", "blocks", "features", "predict", "rules", "evaluate", "collect"):
         assert f"ptxstatic/report/schemas/{command}.schema.json" in names
     assert "ptxstatic/report/templates/report.html.j2" in names
-    entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
-    assert "ptxstatic-nvcc = ptxstatic.hook.launcher:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
+    hook = next(n for n in names if n.endswith(".data/scripts/ptxstatic-nvcc"))
+    text = zipfile.ZipFile(wheel).read(hook).decode()
+    assert text.startswith("#!python")  # the installer writes the interpreter's path
+    imports = [line for line in text.splitlines() if line.startswith(("import ", "from "))]
+    assert imports == ["import sys", "from ptxstatic.hook.launcher import main"]  # no re, as entry points have
     return wheel
 
 
@@ -91,3 +94,17 @@ def test_installed_wheel_predicts_the_bundled_example(installed: Path, tmp_path:
     assert kernel["model"]["name"] == "physical" and kernel["model"]["default"]
     assert "site-packages/ptxstatic/data/trained/gtxtitanx" in kernel["model"]["path"]
     assert kernel["min_energy"]["energy_scaling"] < 1.0
+
+
+@pytest.mark.slow
+def test_installed_hook_script_runs_the_compiler_command(installed: Path, tmp_path: Path):
+    """``ptxstatic-nvcc`` is installed as an executable script for the environment's interpreter: it shows its
+    usage, and with the hook turned off it runs the command it is given and nothing else."""
+    script = installed / "ptxstatic-nvcc"
+    assert script.read_text().startswith(f"#!{installed / 'python'}")
+    env = {"PATH": "/usr/bin:/bin", "PTXSTATIC_NO_CACHE": "1"}
+    usage = subprocess.run([script, "--help"], capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert usage.returncode == 0 and usage.stdout.startswith("usage: ptxstatic-nvcc"), usage.stderr
+    passed = subprocess.run([script, "sh", "-c", "echo compiled; exit 3"], capture_output=True, text=True,
+                            cwd=tmp_path, env={**env, "PTXSTATIC_DISABLE": "1"})
+    assert (passed.returncode, passed.stdout) == (3, "compiled\n"), passed.stderr

@@ -15,11 +15,14 @@ has not deleted yet, or after nvcc, with the PTX the server had taken in.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import select
-import signal
 import sys
+
+try:  # signal's own module wraps this C core in enums, an import of several ms on every compile
+    import _signal as signal
+except ImportError:  # pragma: no cover - an interpreter without it
+    import signal  # type: ignore[no-redef]
 
 from ptxstatic.hook.client import Outcome, Session
 from ptxstatic.limits import HOOK_SERVER_RESULT_S
@@ -69,8 +72,10 @@ class Child:
 
     def send_signal(self, sig: int) -> None:
         if self.returncode is None:
-            with contextlib.suppress(OSError):
+            try:  # noqa: SIM105 - no contextlib: it imports collections, on every compile
                 os.kill(self.pid, sig)
+            except OSError:
+                pass
 
     def close(self) -> None:
         if self.pidfd is not None:
@@ -112,8 +117,10 @@ def run_hook(argv: list[str], strict: bool = False) -> int:
         sys.stderr.flush()
     if strict and status == 0 and (outcome.failures or outcome.findings_at_fail_level):
         if cmd.output:
-            with contextlib.suppress(OSError):
+            try:  # noqa: SIM105 - no contextlib (see above)
                 os.unlink(os.path.join(cwd, cmd.output))
+            except OSError:
+                pass
         return 1
     return status
 
@@ -257,8 +264,10 @@ def _forward_signals(child: Child) -> dict[int, object]:
         child.send_signal(sig)
 
     for sig, handler in ((signal.SIGINT, signal.SIG_IGN), (signal.SIGTERM, forward), (signal.SIGHUP, forward)):
-        with contextlib.suppress(ValueError, OSError):  # not the main thread, or not settable here
+        try:  # noqa: SIM105 - no contextlib (see Child.send_signal)
             previous[sig] = signal.signal(sig, handler)
+        except (ValueError, OSError):  # not the main thread, or not settable here
+            pass
     return previous
 
 

@@ -12,14 +12,14 @@ output to the log: the compile connects at once, and the server answers as soon 
 message is a version handshake: a server of another protocol or of other code refuses and shuts down, and the
 hook analyses in its own process. Every failure here gives None (analyse in-process); nothing raises.
 
-Only a few modules of the standard library are imported here: the hook
-pays them on every compile.
+Only a few modules of the standard library are imported here, none that imports ``re``, ``enum`` or
+``collections`` (``json``, ``contextlib``, ``signal``): the hook pays them on every compile. The messages are
+``marshal``'s (a length, then the dict), between a hook and a server of the same installation.
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
+import marshal
 import os
 import select
 import sys
@@ -33,7 +33,9 @@ except ImportError:  # pragma: no cover - an interpreter without it
 from ptxstatic.limits import HOOK_SERVER_ACCEPT_S
 
 #: the messages' format: a server refuses a hook of another
-PROTOCOL = 1
+PROTOCOL = 2
+#: the largest message either side accepts (the findings of one compile are far smaller)
+_MAX_MESSAGE = 1 << 26
 #: the hook's own modules whose change makes a running server refuse (the server checks all of its code too)
 _MODULES = ("client.py", "server.py", "unit.py", "capture.py")
 #: the longest path of a Unix-domain socket (108 bytes on Linux, less elsewhere)
@@ -116,7 +118,8 @@ def address(cache_dir: str, tree: str) -> Address:
 
 
 class Session:
-    """One compile registered with the server: newline-delimited JSON messages over the socket."""
+    """One compile registered with the server: messages over the socket, each a 4-byte length and a dict in
+    ``marshal``'s format."""
 
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
@@ -128,17 +131,25 @@ class Session:
         return self.sock.fileno()
 
     def send(self, message: dict) -> bool:
+        data = marshal.dumps(message)
         try:
-            self.sock.sendall(json.dumps(message).encode() + b"\n")
+            self.sock.sendall(len(data).to_bytes(4, "big") + data)
             return True
         except OSError:
             return False
 
     def receive(self, timeout: float | None) -> dict | None:
-        """The next message, or None when the server closed the connection, broke it, or sent nothing in
-        ``timeout`` seconds."""
+        """The next message, or None when the server closed the connection, broke it, sent something else than
+        a message or nothing in ``timeout`` seconds."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        while b"\n" not in self._buffer:
+        size = None
+        while size is None or len(self._buffer) < 4 + size:
+            if size is None and len(self._buffer) >= 4:
+                size = int.from_bytes(self._buffer[:4], "big")
+                if size > _MAX_MESSAGE:
+                    self.broken = True
+                    return None
+                continue
             left = None if deadline is None else max(0.0, deadline - time.monotonic())
             try:
                 if not select.select([self.sock], [], [], left)[0]:
@@ -150,10 +161,10 @@ class Session:
                 self.broken = True
                 return None
             self._buffer += chunk
-        line, _, self._buffer = self._buffer.partition(b"\n")
+        data, self._buffer = self._buffer[4:4 + size], self._buffer[4 + size:]
         try:
-            message = json.loads(line)
-        except ValueError:
+            message = marshal.loads(data)
+        except (EOFError, ValueError, TypeError):
             return None
         return message if isinstance(message, dict) else None
 
@@ -234,8 +245,10 @@ def _connect_soon(path: str, tries: int = 20, pause: float = 0.01) -> socket.soc
 def _listener(path: str) -> socket.socket:
     """A listening socket at ``path`` (a socket left there by a server that died is removed first: whoever
     holds the lock owns the path)."""
-    with contextlib.suppress(FileNotFoundError):
+    try:  # noqa: SIM105 - no contextlib: it imports collections, on every compile
         os.unlink(path)
+    except FileNotFoundError:
+        pass
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         listener.bind(path)

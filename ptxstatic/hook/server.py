@@ -31,7 +31,13 @@ import time
 from ptxstatic.hook.capture import Intake, Watcher, private_dir, remove_dir
 from ptxstatic.hook.client import PROTOCOL, Outcome, Session, identity
 from ptxstatic.hook.unit import UnitAnalysis
-from ptxstatic.limits import HOOK_SERVER_IDLE_S, HOOK_SERVER_RESULT_S, HOOK_SERVER_WAKE_S, HOOK_WATCH_LINGER_S
+from ptxstatic.limits import (
+    HOOK_SERVER_IDLE_S,
+    HOOK_SERVER_RESULT_S,
+    HOOK_SERVER_SHAPES_S,
+    HOOK_SERVER_WAKE_S,
+    HOOK_WATCH_LINGER_S,
+)
 from ptxstatic.toolchain.nvcc_command import parse_command
 
 #: seconds the watching thread lets the events of nvcc's file operations gather before it reads them: each
@@ -181,7 +187,7 @@ class Server:
         temp_dir = hello["tmpdir"]
         stems = tuple(os.path.splitext(os.path.basename(i))[0] for i in cmd.inputs)
         intake = Intake(private_dir(temp_dir), cmd.keep_dir, stems, temp_dir, int(hello["pid"]))
-        compile_ = Compile(UnitAnalysis(cmd, hello["cwd"], bool(hello["strict"])), intake)
+        compile_ = Compile(UnitAnalysis(cmd, hello["cwd"], bool(hello["strict"]), flush_shapes=False), intake)
         with self._mutex:
             try:
                 self.watcher.add(intake)
@@ -230,9 +236,16 @@ class Server:
                 self.jobs.put((compile_, "offer", captured))
 
     def _work(self) -> None:
-        """Run the compiles' analyses, one step at a time, in the order the steps came."""
+        """Run the compiles' analyses, one step at a time, in the order the steps came; write the statement shapes
+        the parser has learnt to disk when no step has come for a while (rewriting the file after every compile
+        costs more than parsing with it)."""
+        flushed = time.monotonic()
         while True:
-            compile_, step, arg = self.jobs.get()
+            try:
+                compile_, step, arg = self.jobs.get(timeout=HOOK_SERVER_SHAPES_S)
+            except queue.Empty:
+                flushed = self._flush_shapes()
+                continue
             try:
                 if step == "finish":
                     compile_.outcome = compile_.unit.finish(arg)
@@ -247,6 +260,16 @@ class Server:
             finally:
                 if step == "finish":
                     compile_.finished.set()
+            if self.jobs.empty() and time.monotonic() - flushed >= HOOK_SERVER_SHAPES_S:
+                flushed = self._flush_shapes()
+
+    @staticmethod
+    def _flush_shapes() -> float:
+        """Write the parser's new statement shapes to the on-disk cache (when it has parsed); returns the time."""
+        parser = sys.modules.get("ptxstatic.ptx.parser")
+        if parser is not None:
+            parser.flush_shape_cache()
+        return time.monotonic()
 
 
 def main() -> None:

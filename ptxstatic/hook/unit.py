@@ -30,8 +30,9 @@ class UnitAnalysis:
     """One build step: :meth:`prepare` (imports, configuration), :meth:`offer` each complete PTX file, then
     :meth:`finish` with nvcc's status. Call them from one thread (the budget is that thread's CPU time)."""
 
-    def __init__(self, cmd: NvccCommand, cwd: str, strict: bool) -> None:
+    def __init__(self, cmd: NvccCommand, cwd: str, strict: bool, flush_shapes: bool = True) -> None:
         self.cmd, self.cwd, self.strict = cmd, cwd, strict
+        self.flush_shapes = flush_shapes  # write the parser's new statement shapes to disk after each file
         self._done: set[str] = set()  # stems analysed
         self._complete: list[Captured] = []
         self._cubins: dict[str, dict[str, Captured]] = {}  # origin -> architecture -> cubin
@@ -169,7 +170,8 @@ class UnitAnalysis:
 
         budget = Budget(self._config.hook_budget)
         module = load_module(captured.path, text=data.decode("utf-8", errors="replace"), validate=False).module
-        flush_shape_cache()  # now, beside nvcc, rather than at exit after it
+        if self.flush_shapes:
+            flush_shape_cache()  # now, beside nvcc, rather than at exit after it
         shown, dependencies = captured.path, []
         if not module.files:  # findings will point into the PTX: keep it where the user can open it
             kept = keep_copy(data, captured.stem, "ptx", HOOK_KEPT_PTX_FILES)

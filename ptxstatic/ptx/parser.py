@@ -244,8 +244,10 @@ def _statement_parser() -> StatementParser:
 
 
 def flush_shape_cache() -> None:
-    """Write the statement shapes compiled so far to the on-disk cache now, rather than at exit."""
-    _statement_parser().flush()
+    """Write the statement shapes compiled so far (if anything was parsed) to the on-disk cache now, rather than
+    at exit."""
+    if _statements is not None:
+        _statements.flush()
 
 
 # ------------------------------------------------------------------------------------------ errors

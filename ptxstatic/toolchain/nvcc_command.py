@@ -12,7 +12,6 @@ the phase options. Steps that compile no CUDA to device code pass through: ``-E`
 from __future__ import annotations
 
 import os
-import re
 
 #: programs that run the compiler given after them
 LAUNCHERS = frozenset({"ccache", "sccache", "buildcache", "distcc", "icecc"})
@@ -96,12 +95,30 @@ class NvccCommand:
         return "sm_" + best.split("_", 1)[1] if best is not None else None
 
 
+def split_arch(name: str) -> tuple[str, int, str] | None:
+    """``sm_90a`` as ``("sm", 90, "a")``: what comes before the last ``_``, the number after it and at most one
+    lowercase letter; None for a name of another form. (String methods, not ``re``: the hook runs this on every
+    compile, and ``re``'s import costs more than the rest of the command's parsing.)"""
+    prefix, sep, tail = name.rpartition("_")
+    letter = tail[-1:] if tail[-1:].isascii() and tail[-1:].islower() else ""
+    digits = tail[:len(tail) - len(letter)]
+    if not sep or not digits.isascii() or not digits.isdigit():
+        return None
+    return prefix, int(digits), letter
+
+
 def arch_key(arch: str) -> tuple[int, int]:
     """Order ``compute_90`` < ``compute_90f`` < ``compute_90a`` < ``compute_100`` (also for ``sm_NN``)."""
-    m = re.search(r"_(\d+)([a-z]?)$", arch)
-    if m is None:
+    parts = split_arch(arch)
+    if parts is None:
         return (-1, 0)
-    return (int(m.group(1)), {"": 0, "f": 1, "a": 2}.get(m.group(2), 0))
+    return (parts[1], {"": 0, "f": 1, "a": 2}.get(parts[2], 0))
+
+
+def _arch_of(name: str, prefixes: tuple[str, ...]) -> bool:
+    """Whether ``name`` is ``PREFIX_NN`` with an optional letter, for one of ``prefixes``."""
+    parts = split_arch(name)
+    return parts is not None and parts[0] in prefixes
 
 
 def parse_command(argv: list[str], cwd: str | None = None) -> NvccCommand:
@@ -115,7 +132,7 @@ def parse_command(argv: list[str], cwd: str | None = None) -> NvccCommand:
         cmd.pass_reason = "no compiler in the command"
         return cmd
     cmd.compiler = argv[i]
-    if not re.match(r"nvcc(\.exe)?$", os.path.basename(cmd.compiler)):
+    if os.path.basename(cmd.compiler) not in ("nvcc", "nvcc.exe"):
         cmd.pass_reason = f"{os.path.basename(cmd.compiler)} is not nvcc"
         return cmd
     try:
@@ -208,8 +225,10 @@ def _codes(opts: list[tuple[str, str | None]]) -> list[str]:
         if n in ("-code", "--gpu-code") and v:
             out += v.split(",")
         elif n in ("-gencode", "--generate-code") and v:
-            m = re.search(r"code=\[?([^\]]*)\]?", v)
-            out += m.group(1).split(",") if m else []
+            at = v.find("code=")
+            if at >= 0:
+                codes = v[at + 5:].removeprefix("[")
+                out += codes.partition("]")[0].split(",")
     return [c.strip() for c in out]
 
 
@@ -233,7 +252,7 @@ def _sass_archs(opts: list[tuple[str, str | None]]) -> list[str]:
     codes = [c for c in _codes(opts) if c.startswith("sm_")]
     if not any(n in ("-code", "--gpu-code", "-gencode", "--generate-code") for n, _ in opts):
         codes += [a for n, v in opts if n in ("-arch", "--gpu-architecture") and v for a in v.split(",")
-                  if re.fullmatch(r"sm_\d+[a-z]?", a)]
+                  if _arch_of(a, ("sm",))]
     return sorted(set(codes), key=arch_key)
 
 
@@ -245,13 +264,17 @@ def _virtual_archs(opts: list[tuple[str, str | None]]) -> list[str] | None:
         if not v:
             continue
         if n in ("-gencode", "--generate-code"):
-            m = re.search(r"arch=(compute_\w+)", v)
-            if m is None:
+            at = v.find("arch=compute_")
+            if at < 0:
                 return None
-            archs.append(m.group(1))
+            name = v[at + 5:]
+            end = next((i for i, c in enumerate(name) if not (c.isalnum() or c == "_")), len(name))
+            if end == len("compute_"):
+                return None
+            archs.append(name[:end])
         elif n in ("-arch", "--gpu-architecture"):
             for a in v.split(","):
-                if not re.fullmatch(r"(sm|compute|lto)_\d+[a-z]?", a):
+                if not _arch_of(a, ("sm", "compute", "lto")):
                     return None
                 archs.append("compute_" + a.split("_", 1)[1])
     return sorted(set(archs), key=arch_key) or None

@@ -2,14 +2,18 @@
 
 Unlike :func:`~ptxstatic.toolchain.process.run_tool`, the command inherits this process's standard input,
 output and error, and has no time limit: how long a build step may take is the build's business. Only the
-standard library's ``os`` and ``signal`` are used here, so that the compiler starts without waiting for the
+standard library's ``os`` and ``_signal`` are used here, so that the compiler starts without waiting for the
 package (``subprocess`` alone would cost more than the rest of the hook's start).
 """
 
 from __future__ import annotations
 
 import os
-import signal
+
+try:  # the C core of signal: its module's enums cost an import of several ms on every compile
+    import _signal as signal
+except ImportError:  # pragma: no cover - an interpreter without it
+    import signal  # type: ignore[no-redef]
 
 
 def exec_command(argv: list[str]) -> None:

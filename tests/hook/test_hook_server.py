@@ -32,6 +32,8 @@ from support.hook import (
 )
 from support.paths import ROOT, needs_nvcc
 
+from ptxstatic.limits import HOOK_SERVER_SHAPES_S
+
 pytestmark = [needs_nvcc, pytest.mark.slow]
 
 FLAGS = ["-c", "-arch=sm_90", "-lineinfo"]
@@ -230,6 +232,17 @@ def test_the_same_ptx_is_analysed_once(build):
     kernel.write_text(kernel.read_text().replace("v = exchange(tile, v);",
                                                  "v = exchange(tile, v);  // ptxstatic: ignore[PS201]"))
     assert "PS201" not in _compile(hook, project, env).stderr
+
+
+def test_the_statement_shapes_reach_the_disk_once_the_analyses_pause(build):
+    """The server keeps the statement shapes it learns in memory while analyses follow each other, and writes
+    them to the parser's disk cache once none has come for a few seconds: another process parses with them."""
+    project, env, hook = build
+    cache = Path(env["PTXSTATIC_CACHE_DIR"])
+    _compile(hook, project, env)
+    assert wait_until(lambda: any(cache.glob("shapes-*.jsonl")), 3 * HOOK_SERVER_SHAPES_S)
+    [shapes] = cache.glob("shapes-*.jsonl")
+    assert len(shapes.read_text().splitlines()) > 10  # the header, then one line per shape
 
 
 def test_a_unit_over_its_budget_says_so_in_one_note(build):

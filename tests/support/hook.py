@@ -15,6 +15,8 @@ from pathlib import Path
 from support.paths import DATA, ROOT
 
 PROJECT = DATA / "hook" / "project"
+#: the ``ptxstatic-nvcc`` script that installing the package puts on the PATH
+HOOK_SCRIPT = ROOT / "scripts" / "ptxstatic-nvcc"
 TMPXFT = re.compile(rb"tmpxft_[0-9a-f]{8}_[0-9a-f]{8}")
 #: VS Code's $gcc problem matcher (vscode/extensions/cpp ... problemMatchers)
 GCC_MATCHER = re.compile(r"^(.*?):(\d+):(\d*):?\s+(?:fatal\s+)?(warning|error):\s+(.*)$")
@@ -32,10 +34,10 @@ def tool(name: str) -> str | None:
 
 
 def hook_launcher(directory: Path) -> Path:
-    """An executable ``ptxstatic-nvcc`` that runs this checkout's hook (as the console script does)."""
+    """An executable ``ptxstatic-nvcc`` that runs this checkout's hook script (as installed)."""
     directory.mkdir(parents=True, exist_ok=True)
     script = directory / "ptxstatic-nvcc"
-    script.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m ptxstatic.hook.launcher "$@"\n')
+    script.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{HOOK_SCRIPT}" "$@"\n')
     script.chmod(script.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     return script
 
