@@ -1,6 +1,7 @@
 """The instructions an emulation that only watches addresses can leave out: register-to-register operations
 whose values decide neither control flow, nor a guard, nor an address, nor anything a kept instruction reads
-(the fp32 chain of an arithmetic benchmark, the data a kernel stores). The memory rules emulate a sample of
+(the fp32 chain of an arithmetic benchmark, the data a kernel stores), and the reading of loads whose values
+serve none of these either (the load still touches its addresses). The memory rules emulate a sample of
 warps for the addresses they touch (:mod:`ptxstatic.rules.memory_sampling`); leaving these out gives them the
 same accesses for less work.
 
@@ -29,6 +30,8 @@ PURE = frozenset({
 
 #: instructions that write the data of their operands after the address to memory
 _WRITES = frozenset({"st", "red", "atom"})
+#: loads, whose reading an emulation can leave out where their values are not needed (not their addresses)
+LOADS = frozenset({"ld", "ldu"})
 
 
 def _data_registers(ins: Instruction) -> set[str]:
@@ -66,7 +69,7 @@ def _written_memory(ins: Instruction) -> bool:
 
 
 def _needed(fn: Function, du: DefUse, with_data: bool) -> tuple[set[int], bool]:
-    """(the pure instructions whose values are needed, whether a value read from memory is needed)."""
+    """(the pure instructions and loads whose values are needed, whether a value read from memory is needed)."""
     ins = fn.instructions
     needed: set[int] = set()
     reads_memory = False
@@ -78,6 +81,7 @@ def _needed(fn: Function, du: DefUse, with_data: bool) -> tuple[set[int], bool]:
             x = ins[d]
             if x.info.opcode not in PURE:
                 reads_memory = reads_memory or _written_memory(x)
+                needed.add(d)  # its uses are followed already: it is kept
             elif d not in needed:
                 needed.add(d)
                 todo.extend((d, r) for r in du.uses[d])
@@ -85,11 +89,13 @@ def _needed(fn: Function, du: DefUse, with_data: bool) -> tuple[set[int], bool]:
 
 
 def address_slice(fn: Function, du: DefUse, with_data: bool) -> tuple[frozenset[int], bool]:
-    """(the indices of ``fn``'s pure instructions an address-watching emulation can leave out, whether a value
-    read from memory the program may have written reaches what is kept); ``with_data``: stores keep their data
-    (when memory steers an address anywhere the emulation runs)."""
+    """(the indices of ``fn``'s pure instructions an address-watching emulation can leave out and of the loads
+    whose values it need not read, whether a value read from memory the program may have written reaches what
+    is kept); ``with_data``: stores keep their data (when memory steers an address anywhere the emulation
+    runs)."""
     needed, reads_memory = _needed(fn, du, with_data)
-    left = frozenset(i for i, x in enumerate(fn.instructions) if x.info.opcode in PURE and i not in needed)
+    left = frozenset(i for i, x in enumerate(fn.instructions)
+                     if (x.info.opcode in PURE or x.info.opcode in LOADS) and i not in needed)
     return left, reads_memory
 
 

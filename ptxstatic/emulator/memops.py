@@ -15,7 +15,7 @@ from ptxstatic.emulator.code import Op, Operands, Reader
 from ptxstatic.emulator.faults import EmulationError
 from ptxstatic.emulator.lanes import WARP, lanes
 from ptxstatic.emulator.observe import ATOMIC, LOAD, STORE, MemoryAccess
-from ptxstatic.emulator.state import Frame, Parts, atomic, by_space, read, write
+from ptxstatic.emulator.state import Frame, Parts, atomic, by_space, check, read, write
 from ptxstatic.ptx.ast import Instruction, Reg, Vec
 from ptxstatic.ptx.dtypes import np_type
 from ptxstatic.ptx.isa import OpInfo
@@ -76,6 +76,14 @@ def _ld(ops: Operands, info: OpInfo) -> Op:
     width = dt.itemsize * len(writers)
     ins = _observed(ops, info)
     constant = info.space == "const"  # read from global memory, reported as .const
+
+    if ops.address_only and not pname:  # its value is not needed: the access, without reading memory
+        def touch(f, m):
+            parts = by_space(space, addr(f), m)
+            _observe(f, ins, [("const", a, mm) for _, a, mm in parts] if constant else parts, width, LOAD)
+            check(f, parts, width)
+
+        return touch
 
     def run(f, m):
         if pname:

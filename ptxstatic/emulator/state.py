@@ -141,6 +141,12 @@ def read(f: Frame, parts: Parts, width: int) -> np.ndarray:
     return out
 
 
+def check(f: Frame, parts: Parts, width: int) -> None:
+    """Raise the fault :func:`read` would for an access split by :func:`by_space`, reading nothing."""
+    for sp, a, mm in parts:
+        _region(f, sp, a, np.flatnonzero(mm), width)
+
+
 def write(f: Frame, parts: Parts, data: np.ndarray) -> None:
     """Store ``data`` (``(32, width)`` bytes) for the active lanes of an access split by :func:`by_space`; the
     highest lane wins a conflict."""

@@ -72,6 +72,8 @@ def test_the_data_a_kernel_stores_is_left_out_and_its_control_kept():
     left, steers = address_slice(fn, du, with_data=False)
     assert not steers
     assert index_of(fn, "fma", "%f1") in left  # the chain only reaches the stored data
+    assert index_of(fn, "ld", "%f1") in left  # and so does the value loaded: its address alone is needed
+    assert index_of(fn, "ld", "%rd1") not in left  # the parameter a pointer comes from is read
     kept = {index_of(fn, "add", "%r2"), index_of(fn, "setp", "%p1"), index_of(fn, "mul", "%rd3"),
             index_of(fn, "add", "%rd5")}  # the trip count, the branch's predicate, the addresses
     assert not kept & left
@@ -80,8 +82,11 @@ def test_the_data_a_kernel_stores_is_left_out_and_its_control_kept():
 
 
 def test_a_loaded_index_makes_the_module_keep_stored_data():
-    fn, _ = chain(GATHER)
+    fn, du = chain(GATHER)
     assert memory_steers_addresses([fn], function_def_use)
+    left = address_slice(fn, du, with_data=True)[0]
+    assert index_of(fn, "ld", "%r5") not in left  # the index is read: it is part of an address
+    assert index_of(fn, "ld", "%f2") in left  # what the gather loads is not needed
 
 
 def accesses(module, fn, leave_out) -> list[tuple]:
