@@ -8,7 +8,7 @@ same accesses for less work.
 Stored data is left out only where no value read from memory the program may have written (a load, an
 atomic's old value; not parameters, constant memory or read-only ``.nc`` loads) reaches what is kept, in the
 kernel or a device function of its module: when one does, memory's contents can steer an address, and every
-store keeps its data.
+store keeps its data; when none does, a store (but to ``.param``) only touches its addresses, writing nothing.
 Parameters passed to and returned from calls (``st.param``) always keep theirs.
 """
 
@@ -32,6 +32,8 @@ PURE = frozenset({
 _WRITES = frozenset({"st", "red", "atom"})
 #: loads, whose reading an emulation can leave out where their values are not needed (not their addresses)
 LOADS = frozenset({"ld", "ldu"})
+#: what an emulation runs for its addresses alone when it is left out: loads and stores
+TOUCHING = LOADS | {"st"}
 
 
 def _data_registers(ins: Instruction) -> set[str]:
@@ -89,13 +91,14 @@ def _needed(fn: Function, du: DefUse, with_data: bool) -> tuple[set[int], bool]:
 
 
 def address_slice(fn: Function, du: DefUse, with_data: bool) -> tuple[frozenset[int], bool]:
-    """(the indices of ``fn``'s pure instructions an address-watching emulation can leave out and of the loads
-    whose values it need not read, whether a value read from memory the program may have written reaches what
-    is kept); ``with_data``: stores keep their data (when memory steers an address anywhere the emulation
-    runs)."""
+    """(the indices of ``fn``'s pure instructions an address-watching emulation can leave out, of the loads
+    whose values it need not read and, without ``with_data``, of the stores it need not write; whether a value
+    read from memory the program may have written reaches what is kept); ``with_data``: stores keep their
+    data (when memory steers an address anywhere the emulation runs)."""
     needed, reads_memory = _needed(fn, du, with_data)
     left = frozenset(i for i, x in enumerate(fn.instructions)
-                     if (x.info.opcode in PURE or x.info.opcode in LOADS) and i not in needed)
+                     if ((x.info.opcode in PURE or x.info.opcode in LOADS) and i not in needed)
+                     or (not with_data and x.info.opcode == "st" and x.info.space != "param"))
     return left, reads_memory
 
 

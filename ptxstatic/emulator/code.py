@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ptxstatic.analysis import graphs
-from ptxstatic.analysis.address_slice import LOADS
+from ptxstatic.analysis.address_slice import TOUCHING
 from ptxstatic.analysis.cfg import BlockGraph, build_cfg
 from ptxstatic.emulator.faults import EmulationError
 from ptxstatic.emulator.lanes import FULL, LANES
@@ -215,7 +215,7 @@ class Operands:
         self.ins = ins
         self.scope = scope
         self.items = ins.operands
-        self.address_only = address_only  # a load whose value is not needed: it touches its addresses only
+        self.address_only = address_only  # a load or store left out: it touches its addresses only
 
     def __len__(self) -> int:
         return len(self.items)
@@ -342,7 +342,8 @@ def compile_function(fn: Function, device: Device, builders: dict[str, Callable[
     """Compile ``fn`` (which must have a body) for ``device``: its blocks, each compiled into closures when it
     first runs. The instructions of ``fn.instructions`` indexed in ``leave_out`` are compiled (an instruction
     the emulator cannot run still stops it there) but not run: they count as executed, their results are not
-    written; a load among them only touches its addresses (observed, checked for faults), reading nothing."""
+    written; a load or store among them only touches its addresses (observed, checked for faults), reading
+    or writing nothing."""
     cfg = build_cfg(fn)
     scope = Scope(fn, device)
     for b in cfg.blocks:
@@ -375,7 +376,7 @@ class _BlockCompiler:
         for ins in self.cfg.blocks[index].instructions:
             guard = ins.guard.name if ins.guard is not None else None
             left = id(ins) in self.leave_out
-            address_only = left and ins.info.opcode in LOADS
+            address_only = left and ins.info.opcode in TOUCHING
             try:
                 ops = Operands(ins, self.scope, address_only)
                 kind, payload = _compile(ins, ops, self.labels, self.tables, self.builders)

@@ -106,6 +106,16 @@ def _st(ops: Operands, info: OpInfo) -> Op:
     space, addr, pname = _access(ops, info, 0)
     ins = _observed(ops, info)
 
+    if ops.address_only and not pname:  # no value read from memory is needed: the access, writing nothing
+        width = dt.itemsize * len(readers)
+
+        def touch(f, m):
+            parts = by_space(space, addr(f), m)
+            _observe(f, ins, parts, width, STORE)
+            check(f, parts, width)
+
+        return touch
+
     def run(f, m):
         values = np.empty((WARP, len(readers)), dtype=dt)
         for k, r in enumerate(readers):

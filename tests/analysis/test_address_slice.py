@@ -74,6 +74,9 @@ def test_the_data_a_kernel_stores_is_left_out_and_its_control_kept():
     assert index_of(fn, "fma", "%f1") in left  # the chain only reaches the stored data
     assert index_of(fn, "ld", "%f1") in left  # and so does the value loaded: its address alone is needed
     assert index_of(fn, "ld", "%rd1") not in left  # the parameter a pointer comes from is read
+    store = next(i for i, ins in enumerate(fn.instructions) if ins.info.opcode == "st")
+    assert store in left  # nothing reads memory for a decision: the store need not write
+    assert store not in address_slice(fn, du, with_data=True)[0]
     kept = {index_of(fn, "add", "%r2"), index_of(fn, "setp", "%p1"), index_of(fn, "mul", "%rd3"),
             index_of(fn, "add", "%rd5")}  # the trip count, the branch's predicate, the addresses
     assert not kept & left
