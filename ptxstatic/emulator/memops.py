@@ -43,7 +43,10 @@ def _observe(f: Frame, ins: Instruction | None, parts: Parts, width: int, kind: 
     for sp, a, mm in parts:
         lanes = np.flatnonzero(mm)
         if len(lanes):
-            where = np.broadcast_to(np.asarray(a, dtype=np.uint64), (WARP,))[lanes].copy()
+            if type(a) is np.ndarray and a.shape == (WARP,) and a.dtype == np.uint64:
+                where = a[lanes]  # a copy
+            else:
+                where = np.broadcast_to(np.asarray(a, dtype=np.uint64), (WARP,))[lanes].copy()
             observer(MemoryAccess(f.code.name, ins, f.cta.ctaid, f.warp.index, sp, kind, lanes, where, width))
 
 
