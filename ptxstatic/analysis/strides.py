@@ -80,13 +80,18 @@ class StrideAnalysis:
             if du.defs[i]:
                 self.value[i] = TOP
         users = du.chains()
-        work = list(self.value)
+        work = list(reversed(self.value))  # popped in program order: a definition before its uses
+        queued = set(work)
         while work:
             i = work.pop()
+            queued.discard(i)
             new = _meet(self.value[i], self._transfer(ins[i], i))
             if new != self.value[i]:
                 self.value[i] = new
-                work.extend(u for u in users.get(i, ()) if u in self.value)
+                for u in users.get(i, ()):
+                    if u in self.value and u not in queued:
+                        queued.add(u)
+                        work.append(u)
         #: the ``and`` instructions whose coefficient comes through a mask assumed to keep the varying bits
         self.masked = frozenset(
             i for i in self.value if ins[i].info.opcode == "and" and self.value[i] not in (UNKNOWN, TOP)
@@ -122,8 +127,10 @@ class StrideAnalysis:
             return 0
         if info.is_load or op in ("atom", "shfl", "match"):
             address = next((o for o in srcs if isinstance(o, Addr)), None)
-            uniform = address is not None and op == "ld" and self.coef(address, i) == 0
-            return 0 if uniform and info.space in ("global", "const", "shared") else UNKNOWN
+            if address is None or op != "ld" or info.space not in ("global", "const", "shared"):
+                return UNKNOWN
+            at = self.coef(address, i)
+            return at if at == TOP else 0 if at == 0 else UNKNOWN  # not yet known: no conclusion yet
         coefs = [self.coef(o, i) for o in srcs]
         if len(coefs) < _SOURCES.get(op, 0):  # malformed: too few operands
             return UNKNOWN

@@ -78,3 +78,35 @@ def test_value_inputs_through_the_loads_a_gather_reads():
     assert shallow.loaded and shallow.params == {"k_idx"}
     assert deep.loaded and deep.params == {"k_idx"} and defined(fn, "%r10") in deep.slice
     assert defined(fn, "%rd2") in deep.slice and defined(fn, "%rd2") not in shallow.slice
+
+
+UNIFORM_LOAD = """
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry u(.param .u64 u_flag, .param .u64 u_out)
+{
+    .reg .b32 %r<4>;
+    .reg .b64 %rd<8>;
+    ld.param.u64 %rd1, [u_flag];
+    ld.param.u64 %rd2, [u_out];
+    cvta.to.global.u64 %rd3, %rd1;
+    ld.global.u32 %r1, [%rd3];
+    mov.u32 %r2, %tid.x;
+    add.s32 %r3, %r2, %r1;
+    mul.wide.u32 %rd4, %r3, 4;
+    cvta.to.global.u64 %rd5, %rd2;
+    add.s64 %rd6, %rd5, %rd4;
+    st.global.u32 [%rd6], %r3;
+    ret;
+}
+"""
+
+
+def test_a_load_from_one_address_for_the_whole_warp_is_uniform_whatever_the_order_of_the_analysis():
+    """The value read from a warp-uniform address is the same in every lane: the store's stride is 4 bytes.
+    (The fixpoint once took a load seen before its address's definition for unknown, for good.)"""
+    fn = parse_text(UNIFORM_LOAD, "uniform.ptx").function("u")
+    strides = StrideAnalysis(fn, def_use(build_cfg(fn)))
+    assert strides.value[defined(fn, "%r1")] == 0
+    assert strides.value[defined(fn, "%r3")] == 1 and strides.value[defined(fn, "%rd6")] == 4
