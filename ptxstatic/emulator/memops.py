@@ -50,6 +50,22 @@ def _observe(f: Frame, ins: Instruction | None, parts: Parts, width: int, kind: 
             observer(MemoryAccess(f.code.name, ins, f.cta.ctaid, f.warp.index, sp, kind, lanes, where, width))
 
 
+def _as_const(parts: Parts) -> Parts:
+    """An access to constant memory (which lives in global memory) as the observer is told of it."""
+    return [("const", a, mm) for _, a, mm in parts]
+
+
+def _touch(space: str, addr: Reader, ins: Instruction | None, width: int, kind: str, constant: bool = False) -> Op:
+    """A load or store left out of an address-watching emulation: its access is observed and checked for
+    faults, and nothing is read or written."""
+    def run(f, m):
+        parts = by_space(space, addr(f), m)
+        _observe(f, ins, _as_const(parts) if constant else parts, width, kind)
+        check(f, parts, width)
+
+    return run
+
+
 def _observed(ops: Operands, info: OpInfo) -> Instruction | None:
     """The instruction, when its accesses are reported to observers (not those of .param)."""
     return ops.ins if info.space != "param" else None
@@ -81,19 +97,14 @@ def _ld(ops: Operands, info: OpInfo) -> Op:
     constant = info.space == "const"  # read from global memory, reported as .const
 
     if ops.address_only and not pname:  # its value is not needed: the access, without reading memory
-        def touch(f, m):
-            parts = by_space(space, addr(f), m)
-            _observe(f, ins, [("const", a, mm) for _, a, mm in parts] if constant else parts, width, LOAD)
-            check(f, parts, width)
-
-        return touch
+        return _touch(space, addr, ins, width, LOAD, constant)
 
     def run(f, m):
         if pname:
             raw = np.ascontiguousarray(_param_slice(f, pname, int(addr(f)), width))
         else:
             parts = by_space(space, addr(f), m)
-            _observe(f, ins, [("const", a, mm) for _, a, mm in parts] if constant else parts, width, LOAD)
+            _observe(f, ins, _as_const(parts) if constant else parts, width, LOAD)
             raw = read(f, parts, width)
         values = raw.view(dt)
         for k, w in enumerate(writers):
@@ -110,14 +121,7 @@ def _st(ops: Operands, info: OpInfo) -> Op:
     ins = _observed(ops, info)
 
     if ops.address_only and not pname:  # no value read from memory is needed: the access, writing nothing
-        width = dt.itemsize * len(readers)
-
-        def touch(f, m):
-            parts = by_space(space, addr(f), m)
-            _observe(f, ins, parts, width, STORE)
-            check(f, parts, width)
-
-        return touch
+        return _touch(space, addr, ins, dt.itemsize * len(readers), STORE)
 
     def run(f, m):
         values = np.empty((WARP, len(readers)), dtype=dt)

@@ -107,13 +107,15 @@ def _region(f: Frame, space: str, addr: np.ndarray, lanes: np.ndarray, width: in
     else:
         raise EmulationError(f"state space .{space} is not supported")
     off = a.astype(np.int64) - base
-    if len(a) and (a.min() < base or a.max() > base + limit - width or a.max() >= 1 << 62):
-        bad = (off < 0) | (off > limit - width) | (a >= np.uint64(1 << 62))
-        at = int(a[np.flatnonzero(bad)[0]])
-        raise EmulationError(f"{width}-byte {space} access at address {at:#x} is out of bounds")
-    if width & (width - 1) == 0 and len(a) and int(np.bitwise_or.reduce(a)) & (width - 1):
-        at = int(a[np.flatnonzero(a & np.uint64(width - 1))[0]])
-        raise EmulationError(f"misaligned {width}-byte {space} access at address {at:#x}")
+    if len(a):  # checked with reductions; the lanes are looked at only to name a fault
+        lowest, highest = a.min(), a.max()
+        if lowest < base or highest > base + limit - width or highest >= 1 << 62:
+            bad = (off < 0) | (off > limit - width) | (a >= np.uint64(1 << 62))
+            at = int(a[np.flatnonzero(bad)[0]])
+            raise EmulationError(f"{width}-byte {space} access at address {at:#x} is out of bounds")
+        if width & (width - 1) == 0 and int(np.bitwise_or.reduce(a)) & (width - 1):
+            at = int(a[np.flatnonzero(a & np.uint64(width - 1))[0]])
+            raise EmulationError(f"misaligned {width}-byte {space} access at address {at:#x}")
     if space == "local":
         off = off + lanes * limit
     return mem, off

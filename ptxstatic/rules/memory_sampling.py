@@ -156,19 +156,21 @@ def sample_module(module: Module, config: Config, budget: Budget | None = None,
     """Emulate CTA (0, 0, 0) of every kernel of ``module`` and keep the sampled warps' accesses, within
     ``budget`` (an emulation it cuts short is recorded there); ``def_use_of`` gives a function's reaching
     definitions where they are kept (else they are computed here)."""
+    from ptxstatic.analysis.address_slice import memory_steers_addresses
     from ptxstatic.analysis.defuse import function_def_use
     from ptxstatic.analysis.memory_access import pointer_params
 
     du = def_use_of or function_def_use
     out = Sampling()
     device_functions = [f for f in module.functions if not f.is_kernel]
-    in_calls: list[bool] = []  # whether memory steers an address in a device function (asked once)
+    # whether memory steers an address in a device function: asked once, when a kernel's emulation first needs it
+    in_calls = cache(lambda: memory_steers_addresses(device_functions, du))
 
     for fn in module.kernels:
         pointers = pointer_params(fn, du(fn))
         launch, invented, buffers = kernel_launch(module, fn, pointers, config.launch)
         reached: set[str] = set()
-        stopped = _emulate(module, fn, launch, out, reached, budget, _leave_out(fn, device_functions, du, in_calls))
+        stopped = _emulate(module, fn, launch, out, reached, budget, _leave_out(fn, du, in_calls))
         if stopped == OUT_OF_BUDGET:
             budget.record(EMULATION, fn.name)
         run = KernelRun(fn.name, launch, invented, stopped, config.launch is not None, buffers)
@@ -178,19 +180,18 @@ def sample_module(module: Module, config: Config, budget: Budget | None = None,
     return out
 
 
-def _leave_out(kernel: Function, device_functions: list[Function], du: Callable[[Function], DefUse],
-               in_calls: list[bool]) -> Callable[[Function], frozenset[int]]:
+def _leave_out(kernel: Function, du: Callable[[Function], DefUse], in_calls: Callable[[], bool]
+               ) -> Callable[[Function], frozenset[int]]:
     """The instructions an emulation of ``kernel`` need not run (they decide no address): stores keep their
-    data when a value read from memory steers an address in the kernel or a device function it may call."""
-    from ptxstatic.analysis.address_slice import address_slice, memory_steers_addresses
+    data when a value read from memory steers an address in the kernel or (``in_calls()``) a device function
+    it may call."""
+    from ptxstatic.analysis.address_slice import address_slice
 
     @cache
     def kernel_slice() -> tuple[frozenset[int], bool]:
         """The kernel's instructions left out, and whether stores keep their data (decided on first use)."""
-        if not in_calls:
-            in_calls.append(memory_steers_addresses(device_functions, du))
         left, steers = address_slice(kernel, du(kernel), False)
-        with_data = in_calls[0] or steers
+        with_data = in_calls() or steers
         return (address_slice(kernel, du(kernel), True)[0] if with_data else left), with_data
 
     def leave_out(fn: Function) -> frozenset[int]:

@@ -227,7 +227,7 @@ def _codes(opts: list[tuple[str, str | None]]) -> list[str]:
         elif n in ("-gencode", "--generate-code") and v:
             at = v.find("code=")
             if at >= 0:
-                codes = v[at + 5:].removeprefix("[")
+                codes = v[at + len("code="):].removeprefix("[")
                 out += codes.partition("]")[0].split(",")
     return [c.strip() for c in out]
 
@@ -267,7 +267,7 @@ def _virtual_archs(opts: list[tuple[str, str | None]]) -> list[str] | None:
             at = v.find("arch=compute_")
             if at < 0:
                 return None
-            name = v[at + 5:]
+            name = v[at + len("arch="):]
             end = next((i for i, c in enumerate(name) if not (c.isalnum() or c == "_")), len(name))
             if end == len("compute_"):
                 return None
