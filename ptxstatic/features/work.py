@@ -175,9 +175,12 @@ class LaunchWork:
     unknown_copies: float  # executions of copies whose size is not static (their bytes are not counted)
     traffic: LaunchTraffic | None = None
     notes: list[str] = field(default_factory=list)
-    #: the issue cycles (``issue``) and pipe cycles, summed over SMs, of the loop control that ptxas may unroll
-    #: away (:func:`unrollable_loop_control`; included in ``issue_cycles`` and ``pipe_cycles``)
+    #: the issue cycles (``issue``; of them, the FMA pipe's: ``fma_issue``) and pipe cycles, summed over SMs, of
+    #: the loop control that ptxas may unroll away (:func:`unrollable_loop_control`; included in
+    #: ``issue_cycles``, ``fma_issue_cycles`` and ``pipe_cycles``)
     loop_control: dict[str, float] = field(default_factory=dict)
+    #: of ``issue_cycles``, the FMA pipe's instructions' (fp32 and fp16 arithmetic)
+    fma_issue_cycles: float = 0.0
 
     @property
     def compute_cycles(self) -> float:
@@ -187,6 +190,7 @@ class LaunchWork:
     def to_dict(self) -> dict:
         return {"ctas": self.ctas, "threads": self.threads, "instructions": self.instructions,
                 "warp_instructions": round(self.warp_instructions, 1), "issue_cycles": round(self.issue_cycles, 1),
+                "fma_issue_cycles": round(self.fma_issue_cycles, 1),
                 "pipe_cycles": {k: round(v, 1) for k, v in sorted(self.pipe_cycles.items())},
                 "path_cycles_per_warp": {k: round(v, 1) for k, v in sorted(self.path_cycles.items())},
                 "resident_ctas_per_sm": self.resident_ctas,
@@ -202,7 +206,7 @@ def launch_work(module: Module, counts: BlockCounts, figures: GpuFigures,
     many on average where it ran the block (a branch that splits warps runs both sides), full warps
     elsewhere; so does the path of a warp, which runs every block any of its lanes enters."""
     rates = figures.rates
-    instructions = warp_instructions = offchip = unknown = 0.0
+    instructions = warp_instructions = fma_issue = offchip = unknown = 0.0
     pipes: dict[str, float] = defaultdict(float)
     path: dict[str, float] = defaultdict(float)
     loop: dict[str, float] = defaultdict(float)
@@ -228,10 +232,15 @@ def launch_work(module: Module, counts: BlockCounts, figures: GpuFigures,
                 instructions += c
                 warp_instructions += c * cost.count / active
                 cycles = c * cost.count * cost.results / getattr(rates, cost.cls)
-                pipes[PIPES[cost.cls]] += cycles
+                pipe, issue = PIPES[cost.cls], c * cost.count / active / SCHEDULERS
+                fma = issue if pipe == "fma" else 0.0
+                pipes[pipe] += cycles
+                fma_issue += fma
                 if k in control:
-                    loop[PIPES[cost.cls]] += cycles
-                    loop["issue"] += c * cost.count / active / SCHEDULERS
+                    loop[pipe] += cycles
+                    loop["issue"] += issue
+                    if fma:
+                        loop["fma_issue"] += fma
                 for space, nbytes in memory_traffic(ins):
                     if space == "unknown":
                         unknown += c
@@ -242,7 +251,7 @@ def launch_work(module: Module, counts: BlockCounts, figures: GpuFigures,
                       warp_instructions, warp_instructions / SCHEDULERS, dict(pipes),
                       {k: v / warps for k, v in path.items()},
                       _resident(launch.blocks, launch.threads_per_block, figures), offchip, unknown, traffic,
-                      loop_control=dict(loop))
+                      loop_control=dict(loop), fma_issue_cycles=fma_issue)
 
 
 def _block_path(instructions: list[Instruction], costs: list[Cost], control: set[int] = frozenset()

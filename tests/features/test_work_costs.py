@@ -5,6 +5,9 @@ distinct addresses of a warp's ``ld.const``."""
 
 from __future__ import annotations
 
+import math
+from dataclasses import replace
+
 import pytest
 from support.paths import ROOT
 
@@ -21,6 +24,7 @@ from ptxstatic.features.work import (
 from ptxstatic.hardware.figures import gpu_figures
 from ptxstatic.launch import Launch
 from ptxstatic.models.inference.bottleneck import DEFAULT_PARAMETERS, launch_time
+from ptxstatic.models.training.bottleneck import WORK_FEATURES, work_features
 from ptxstatic.ptx import parse_file
 from ptxstatic.ptx.launch_binding import bind
 from ptxstatic.traffic.model import launch_traffic
@@ -72,6 +76,27 @@ def test_unrolling_takes_the_loop_control_out_of_the_issue_time(module) -> None:
     times = {u: launch_time(w, H200, *H200.default_clocks, DEFAULT_PARAMETERS.__class__(
         **{**DEFAULT_PARAMETERS.to_dict(), "loop_unroll": u})).resources_ms["core"] for u in (1.0, 4.0)}
     assert times[4.0] / times[1.0] == pytest.approx((4 + 3 / 4) / 7, rel=0.05)
+
+
+def test_fp32_arithmetic_takes_one_issue_slot_and_the_other_instructions_issue_scale(module) -> None:
+    """Of the chain's seven instructions a pass, the four adds are the FMA pipe's: ``issue_scale`` (what the
+    published rates miss for the rest) leaves their slots as they are."""
+    w = work(module, "add_chain", grid=132 * 8)
+    assert w.fma_issue_cycles == pytest.approx(w.issue_cycles * 4 / 7, rel=0.02)
+    assert w.loop_control.get("fma_issue", 0.0) == 0.0
+    core = {s: launch_time(w, H200, *H200.default_clocks, replace(DEFAULT_PARAMETERS, loop_unroll=1.0,
+                                                                   issue_scale=s)).resources_ms["core"]
+            for s in (1.0, 2.0)}
+    assert core[2.0] / core[1.0] == pytest.approx((4 + 2 * 3) / 7, rel=0.05)
+
+
+def test_the_extra_trees_see_the_launch_s_work_by_name(module) -> None:
+    w = work(module, "add_chain", grid=132 * 8)
+    x = dict(zip(WORK_FEATURES, work_features(w), strict=True))
+    assert x["pipe_fma"] == pytest.approx(math.log1p(w.pipe_cycles["fma"]))
+    assert x["fma_issue_cycles"] == pytest.approx(math.log1p(w.fma_issue_cycles))
+    assert x["threads_per_cta"] == 256 and x["ctas"] == pytest.approx(math.log1p(132 * 8))
+    assert x["dram_bytes"] == pytest.approx(math.log1p(w.traffic.steady_dram_bytes.value))
 
 
 def test_a_device_fence_waits_for_the_store_and_a_block_fence_does_not(module) -> None:

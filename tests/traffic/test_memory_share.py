@@ -3,7 +3,8 @@ against the core's gives the physical model's memory-bound share (≥ 0.6 for a 
 strided copy and a matrix-vector product over a column-major matrix on the GTX Titan X), and the
 minimum-energy clocks never take the lowest memory clock for them. Their uncoalesced twins (the transpose
 writing down columns, the product whose lanes walk their own rows) move the same DRAM bytes but 32 sectors per
-request: L1 bounds them at the highest clocks, and they take longer."""
+request: the caches (L1, or L2 for the transpose's stores written in part) bound them at the highest clocks,
+and they take longer."""
 
 from __future__ import annotations
 
@@ -57,9 +58,9 @@ def test_a_bandwidth_bound_kernel_is_memory_bound_with_its_launch(kernel: str):
 
 @needs_model
 @pytest.mark.parametrize("kernel", sorted(TWINS))
-def test_the_uncoalesced_twin_is_l1_bound_and_slower(kernel: str):
+def test_the_uncoalesced_twin_is_cache_bound_and_slower(kernel: str):
     d, twin = _predict(kernel), _predict(TWINS[kernel])
-    assert d["absolute"]["bound"] == "l1" and twin["absolute"]["bound"] == "dram"
+    assert d["absolute"]["bound"] in ("l1", "l2") and twin["absolute"]["bound"] == "dram"
     assert d["absolute"]["traffic"]["dram_read_bytes"]["value"] == pytest.approx(
         twin["absolute"]["traffic"]["dram_read_bytes"]["value"], rel=0.25)
     assert d["absolute"]["time_ms"] > 1.2 * twin["absolute"]["time_ms"]

@@ -5,8 +5,9 @@ published figures (:mod:`ptxstatic.hardware.figures`) at given memory and core c
 resource of the GPU needs:
 
 * **core**: on the busiest SM (CTAs are spread evenly, ``ceil(CTAs / SMs)`` on it), the larger of the
-  schedulers' clocks (``issue_scale`` machine instructions per PTX instruction; the control of a one-block
-  loop that ptxas unrolls runs once every ``loop_unroll`` trips) and the busiest pipe's
+  schedulers' clocks (a slot per fp32 or fp16 arithmetic instruction, the FMA pipe's, and ``issue_scale``
+  slots per other PTX instruction; the control of a one-block loop that ptxas unrolls runs once every
+  ``loop_unroll`` trips) and the busiest pipe's
   (the integer, special-function and tensor pipes scaled by ``alu_scale``, ``xu_scale`` and
   ``tensor_scale``), and the latency
   bound: in each round of resident CTAs, one warp's dependent-latency path (its waits for arithmetic,
@@ -62,7 +63,7 @@ class BottleneckParameters:
     memory_latency_scale: float = 1.0
     special_latency_scale: float = 1.0
     control_latency_scale: float = 1.0
-    issue_scale: float = 1.0  # machine instructions per PTX instruction issued (ptxas fuses and drops some)
+    issue_scale: float = 1.0  # issue slots per PTX instruction outside the FMA pipe (ptxas adds, fuses, drops)
     alu_scale: float = 1.0  # clocks of the integer pipe relative to the published rates
     xu_scale: float = 1.0  # ... of the special-function and conversion pipe
     tensor_scale: float = 1.0  # ... of the tensor cores (mma.sync and wmma reach less than the published rate)
@@ -142,7 +143,7 @@ def core_cycles(work: LaunchWork, figures: GpuFigures, params: BottleneckParamet
     unrolled = 1.0 - 1.0 / params.loop_unroll  # the share of the loop control that unrolling removes
     loop = work.loop_control
     pipes = [(v - unrolled * loop.get(k, 0.0)) * scale.get(k, 1.0) for k, v in work.pipe_cycles.items()]
-    compute = max([issue_cycles(work, params) * params.issue_scale, *pipes])
+    compute = max([issue_cycles(work, params), *pipes])
     waits = {"issue": 1.0, "arithmetic": params.latency_scale, "memory": params.memory_latency_scale,
              "dram": params.memory_latency_scale, "special": params.special_latency_scale,
              "control": params.control_latency_scale, "loop_issue": 1.0 / params.loop_unroll,
@@ -179,9 +180,13 @@ def resource_times(work: LaunchWork, figures: GpuFigures, f_mem_mhz: float, f_co
 
 
 def issue_cycles(work: LaunchWork, params: BottleneckParameters) -> float:
-    """The schedulers' clocks, summed over SMs, once ptxas has unrolled one-block loops: their loop control
-    runs once every ``loop_unroll`` trips."""
-    return work.issue_cycles - (1.0 - 1.0 / params.loop_unroll) * work.loop_control.get("issue", 0.0)
+    """The schedulers' clocks, summed over SMs: a slot per instruction of the FMA pipe (fp32 and fp16
+    arithmetic map one to one onto machine instructions), ``issue_scale`` slots per other instruction, once
+    ptxas has unrolled one-block loops (their loop control runs once every ``loop_unroll`` trips)."""
+    unrolled = 1.0 - 1.0 / params.loop_unroll
+    loop = work.loop_control
+    fma = work.fma_issue_cycles - unrolled * loop.get("fma_issue", 0.0)
+    return fma + params.issue_scale * (work.issue_cycles - unrolled * loop.get("issue", 0.0) - fma)
 
 
 def combine(times: dict[str, float], p: float) -> float:

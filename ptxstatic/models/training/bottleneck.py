@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from ptxstatic.errors import PtxstaticError
+from ptxstatic.features.work import PIPES, LaunchWork
 from ptxstatic.hardware.figures import GpuFigures
 from ptxstatic.models.evaluation.measured_launches import Observation
 from ptxstatic.models.inference.bottleneck import DEFAULT_PARAMETERS, BottleneckParameters, launch_time
@@ -99,6 +100,50 @@ def held_out_ratios(obs: list[Observation], figures: GpuFigures, start: Bottlene
     return out
 
 
+#: GPU Mangrove's extra-trees at one point of its grid (a search in every held-out fold would take an hour)
+EXTRA_TREES = {"max_features": [1.0], "criterion": ["squared_error"], "n_estimators": [256]}
+#: what one warp's latency path waits for (:func:`ptxstatic.features.work.launch_work`)
+PATH_KINDS = ("issue", "arithmetic", "memory", "dram", "special", "control", "loop_issue", "loop_control")
+#: the launch's work and traffic as the extra-trees see them (volumes as log(1 + value))
+WORK_FEATURES = ("instructions", "issue_cycles", "fma_issue_cycles", "threads", "ctas", "threads_per_cta",
+                 "resident_ctas", *(f"pipe_{p}" for p in sorted(set(PIPES.values()))),
+                 *(f"path_{k}" for k in PATH_KINDS), "dram_bytes", "l2_sectors", "l2_partial_write_sectors",
+                 "l2_atomic_sectors", "l1_sectors", "shared_wavefronts", "constant_replays")
+
+
+def work_features(work: LaunchWork) -> list[float]:
+    """:data:`WORK_FEATURES` of one launch."""
+    t = work.traffic
+    volumes = [work.offchip_bytes, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0] if t is None else [
+        t.steady_dram_bytes.value, t.l2_read_sectors.value + t.l2_write_sectors.value,
+        t.l2_partial_write_sectors.value, t.l2_atomic_sectors.value, t.l1_sectors.value,
+        t.shared_wavefronts.value, t.constant_replays.value]
+    counts = [work.instructions, work.issue_cycles, work.fma_issue_cycles, work.threads, work.ctas,
+              *(work.pipe_cycles.get(p, 0.0) for p in sorted(set(PIPES.values()))),
+              *(work.path_cycles.get(k, 0.0) for k in PATH_KINDS), *volumes]
+    logs = [math.log1p(max(v, 0.0)) for v in counts]
+    return [*logs[:5], float(work.threads_per_cta), float(work.resident_ctas), *logs[5:]]
+
+
+def extra_trees_ratios(obs: list[Observation], seed: int = 0) -> dict[int, float]:
+    """log(predicted / measured) of each observation by GPU Mangrove's model, extra-trees of log time
+    (:data:`EXTRA_TREES`), on :func:`work_features`, trained on the other families' exact observations."""
+    from ptxstatic.models.training.forest import AbsoluteForest
+
+    X = np.array([work_features(o.work) for o in obs])
+    times = np.array([o.time_ms for o in obs])
+    exact = np.array([o.exact for o in obs])
+    families = np.array([o.family for o in obs])
+    out = {}
+    for family in sorted(set(families)):
+        train = exact & (families != family)
+        model = AbsoluteForest("time", EXTRA_TREES, feature_names=WORK_FEATURES, seed=seed)
+        model.fit(X[train], times[train])
+        test = np.flatnonzero(families == family)
+        out.update(zip(test.tolist(), np.log(model.predict(X[test]) / times[test]).tolist(), strict=True))
+    return out
+
+
 def constant_ratios(obs: list[Observation]) -> dict[int, float]:
     """log(predicted / measured) of each observation predicted at the geometric mean of the measured times of
     the other families' exact observations (the baseline a time model must beat)."""
@@ -149,8 +194,10 @@ def train_bottleneck(obs: list[Observation], figures: GpuFigures, out: Path, sou
     progress("baselines")
     exact_index = [i for i, o in enumerate(obs) if o.exact and i in held]
     constant = constant_ratios(obs)
+    trees = extra_trees_ratios(obs)
     baselines = {
         "unfitted": metrics(log_ratios([obs[i] for i in exact_index], figures, DEFAULT_PARAMETERS)),
+        "extra_trees": metrics([trees[i] for i in exact_index]),
         "constant": metrics([constant[i] for i in exact_index]),
     }
     card = {
@@ -160,7 +207,11 @@ def train_bottleneck(obs: list[Observation], figures: GpuFigures, out: Path, sou
         "evaluation": {"in_sample": metrics(inside), "leave_one_family_out": metrics(held_exact),
                        "baselines_held_out": baselines,
                        "baselines_how": "unfitted: the same model with its default parameters on the published "
-                                        "figures (no fit); constant: each held-out family's launches predicted at "
+                                        "figures (no fit); extra_trees: GPU Mangrove's extra-trees of log time "
+                                        "(256 trees, every feature at each split) on the launch's work and "
+                                        "traffic (instructions, issue, pipe and latency-path cycles, launch size, "
+                                        "DRAM, L2, L1, shared and constant volumes), trained on the other "
+                                        "families; constant: each held-out family's launches predicted at "
                                         "the geometric mean of the other families' measured times",
                        "by_family_held_out": {f: metrics([held[i] for i, o in enumerate(obs)
                                                           if o.family == f and o.exact and i in held])
