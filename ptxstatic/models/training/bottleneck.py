@@ -102,11 +102,12 @@ def held_out_ratios(obs: list[Observation], figures: GpuFigures, start: Bottlene
 
 #: GPU Mangrove's extra-trees at one point of its grid (a search in every held-out fold would take an hour)
 EXTRA_TREES = {"max_features": [1.0], "criterion": ["squared_error"], "n_estimators": [256]}
-#: what one warp's latency path waits for (:func:`ptxstatic.features.work.launch_work`)
+#: what one warp's latency path waits for (:func:`ptxstatic.features.work.launch_work`), and the pipes
 PATH_KINDS = ("issue", "arithmetic", "memory", "dram", "special", "control", "loop_issue", "loop_control")
+PIPE_NAMES = tuple(sorted(set(PIPES.values())))
 #: the launch's work and traffic as the extra-trees see them (volumes as log(1 + value))
 WORK_FEATURES = ("instructions", "issue_cycles", "fma_issue_cycles", "threads", "ctas", "threads_per_cta",
-                 "resident_ctas", *(f"pipe_{p}" for p in sorted(set(PIPES.values()))),
+                 "resident_ctas", *(f"pipe_{p}" for p in PIPE_NAMES),
                  *(f"path_{k}" for k in PATH_KINDS), "dram_bytes", "l2_sectors", "l2_partial_write_sectors",
                  "l2_atomic_sectors", "l1_sectors", "shared_wavefronts", "constant_replays")
 
@@ -119,7 +120,7 @@ def work_features(work: LaunchWork) -> list[float]:
         t.l2_partial_write_sectors.value, t.l2_atomic_sectors.value, t.l1_sectors.value,
         t.shared_wavefronts.value, t.constant_replays.value]
     counts = [work.instructions, work.issue_cycles, work.fma_issue_cycles, work.threads, work.ctas,
-              *(work.pipe_cycles.get(p, 0.0) for p in sorted(set(PIPES.values()))),
+              *(work.pipe_cycles.get(p, 0.0) for p in PIPE_NAMES),
               *(work.path_cycles.get(k, 0.0) for k in PATH_KINDS), *volumes]
     logs = [math.log1p(max(v, 0.0)) for v in counts]
     return [*logs[:5], float(work.threads_per_cta), float(work.resident_ctas), *logs[5:]]
