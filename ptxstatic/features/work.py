@@ -51,6 +51,10 @@ PIPES = {
     "conversion": "xu", "conversion64": "fp64", "int_add": "alu", "shift_compare": "alu", "bit_count": "xu",
     "int_div": "alu", "shuffle": "lsu", "load_store": "lsu", "control": "branch", "tensor": "tensor",
 }
+#: the pipes, by name
+PIPE_NAMES = tuple(sorted(set(PIPES.values())))
+#: what one warp's latency path waits for: the keys of ``LaunchWork.path_cycles`` (:func:`_block_path`)
+PATH_KINDS = ("issue", "arithmetic", "memory", "dram", "special", "control", "loop_issue", "loop_control")
 #: clocks from an instruction's issue until a dependent instruction can use its result, by producer: the
 #: dependent-issue latencies that microbenchmark studies of Volta to Hopper measure (arithmetic 4 to 8, the
 #: special-function unit ~20, shared memory ~30, global memory through L2 ~300); an assumption of the model,

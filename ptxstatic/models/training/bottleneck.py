@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from ptxstatic.errors import PtxstaticError
-from ptxstatic.features.work import PIPES, LaunchWork
+from ptxstatic.features.work import PATH_KINDS, PIPE_NAMES, LaunchWork
 from ptxstatic.hardware.figures import GpuFigures
 from ptxstatic.models.evaluation.measured_launches import Observation
 from ptxstatic.models.inference.bottleneck import DEFAULT_PARAMETERS, BottleneckParameters, launch_time
@@ -102,9 +102,6 @@ def held_out_ratios(obs: list[Observation], figures: GpuFigures, start: Bottlene
 
 #: GPU Mangrove's extra-trees at one point of its grid (a search in every held-out fold would take an hour)
 EXTRA_TREES = {"max_features": [1.0], "criterion": ["squared_error"], "n_estimators": [256]}
-#: what one warp's latency path waits for (:func:`ptxstatic.features.work.launch_work`), and the pipes
-PATH_KINDS = ("issue", "arithmetic", "memory", "dram", "special", "control", "loop_issue", "loop_control")
-PIPE_NAMES = tuple(sorted(set(PIPES.values())))
 #: the launch's work and traffic as the extra-trees see them (volumes as log(1 + value))
 WORK_FEATURES = ("instructions", "issue_cycles", "fma_issue_cycles", "threads", "ctas", "threads_per_cta",
                  "resident_ctas", *(f"pipe_{p}" for p in PIPE_NAMES),
