@@ -48,6 +48,7 @@ class GpuFigures:
     sector_bytes: int = 32
     l1_caches_global_loads: bool = True
     l1_cache_bytes_per_sm: int | None = None
+    power_limit_w: float | None = None  # the board's published power limit (TDP, TGP); None: not published
 
     @property
     def gpu(self) -> GpuSpec:
@@ -90,7 +91,8 @@ class GpuFigures:
                 "l1_bytes_per_sm": self.l1_bytes_per_sm, "line_bytes": self.line_bytes,
                 "sector_bytes": self.sector_bytes, "l2_bytes_per_clock": self.l2_bytes_per_clock,
                 "l1_caches_global_loads": self.l1_caches_global_loads,
-                "l1_cache_bytes_per_sm": self.l1_cache_bytes_per_sm, "sources": list(self.sources)}
+                "l1_cache_bytes_per_sm": self.l1_cache_bytes_per_sm, "power_limit_w": self.power_limit_w,
+                "sources": list(self.sources)}
 
 
 #: the CUDA C++ Programming Guide's L1/shared-memory sizes, "Compute Capabilities", per architecture
@@ -112,7 +114,7 @@ GPU_FIGURES: dict[str, GpuFigures] = {g.name: g for g in (
         l2_bytes=3 * MIB, l1_bytes_per_sm=(96 + 24) * KIB, memory_bytes=12 * GIB,
         sources=(
             "NVIDIA GeForce GTX TITAN X specifications: 3072 CUDA cores, base 1000 MHz, boost 1075 MHz, 384-bit "
-            "GDDR5 at 7.0 Gbps, 336.5 GB/s, 12 GB",
+            "GDDR5 at 7.0 Gbps, 336.5 GB/s, 12 GB, graphics card power 250 W",
             "NVIDIA GeForce GTX 980 whitepaper (GM204 SMM: 128 cores, 32 SFU, 32 LD/ST per SM; GM200 has 24 SMs, "
             "3 MB L2)",
             _GUIDE_L1["sm_52"],
@@ -122,14 +124,14 @@ GPU_FIGURES: dict[str, GpuFigures] = {g.name: g for g in (
             "cached in L2; on compute capability 5.2 data that is not read-only for the kernel's lifetime is by "
             "default not cached in the unified L1/texture cache (opt in with -Xptxas -dlcm=ca)",
         ),
-        default_clocks=(3505, 975), l1_caches_global_loads=False, l1_cache_bytes_per_sm=24 * KIB,
+        default_clocks=(3505, 975), l1_caches_global_loads=False, l1_cache_bytes_per_sm=24 * KIB, power_limit_w=250,
     ),
     GpuFigures(
         "a100", "NVIDIA A100 SXM4 40 GB (HBM2)", "a100", memory_bus_bits=5120, transfers_per_memory_clock=2,
         memory_mhz=1215, base_core_mhz=1095, boost_core_mhz=1410, max_core_mhz=1410, l2_bytes=40 * MIB,
-        l1_bytes_per_sm=192 * KIB, memory_bytes=40 * GIB, l2_bytes_per_clock=5120,
+        l1_bytes_per_sm=192 * KIB, memory_bytes=40 * GIB, l2_bytes_per_clock=5120, power_limit_w=400,
         sources=(
-            "NVIDIA A100 Tensor Core GPU datasheet: A100 40GB SXM, 1,555 GB/s HBM2",
+            "NVIDIA A100 Tensor Core GPU datasheet: A100 40GB SXM, 1,555 GB/s HBM2, max thermal design power 400 W",
             "NVIDIA A100 Tensor Core GPU Architecture whitepaper: 108 SMs, 5120-bit HBM2 (5 stacks), 40 MB L2 "
             "(40960 KB), boost 1410 MHz, 192 KB combined L1 data cache and shared memory per SM",
             "NVIDIA A100 Tensor Core GPU Architecture whitepaper, L2 cache (p. 35): 'The A100 L2 read bandwidth is "
@@ -141,9 +143,10 @@ GPU_FIGURES: dict[str, GpuFigures] = {g.name: g for g in (
     GpuFigures(
         "h100", "NVIDIA H100 SXM5 80 GB (HBM3)", "h100", memory_bus_bits=5120, transfers_per_memory_clock=2,
         memory_mhz=2619, base_core_mhz=1590, boost_core_mhz=1980, max_core_mhz=1980, l2_bytes=50 * MIB,
-        l1_bytes_per_sm=256 * KIB, memory_bytes=80 * GIB,
+        l1_bytes_per_sm=256 * KIB, memory_bytes=80 * GIB, power_limit_w=700,
         sources=(
-            "NVIDIA H100 Tensor Core GPU datasheet: H100 SXM, 80 GB HBM3, 3.35 TB/s",
+            "NVIDIA H100 Tensor Core GPU datasheet: H100 SXM, 80 GB HBM3, 3.35 TB/s, max thermal design power up "
+            "to 700 W",
             "NVIDIA H100 Tensor Core GPU Architecture whitepaper: 132 SMs on H100 SXM5, 5120-bit HBM3 (five "
             "stacks, ten 512-bit controllers), 50 MB L2, 256 KB combined L1 data cache and shared memory per SM",
             _GUIDE_L1["sm_90"],
@@ -160,8 +163,8 @@ GPU_FIGURES: dict[str, GpuFigures] = {g.name: g for g in (
         memory_mhz=3201, base_core_mhz=None, boost_core_mhz=1980, max_core_mhz=1980, l2_bytes=60 * MIB,
         l1_bytes_per_sm=256 * KIB, memory_bytes=141 * GIB,
         sources=(
-            "NVIDIA H200 Tensor Core GPU datasheet: H200 SXM, 141 GB HBM3e, 4.8 TB/s (no base clock in NVIDIA's "
-            "H200 material)",
+            "NVIDIA H200 Tensor Core GPU datasheet: H200 SXM, 141 GB HBM3e, 4.8 TB/s, max thermal design power up "
+            "to 700 W (no base clock in NVIDIA's H200 material)",
             "AnandTech, NVIDIA at SC23: H200, the H100's GH100 with HBM3e on a 6144-bit bus (six stacks), 4.8 "
             "TB/s",
             _GUIDE_L1["sm_90"],
@@ -173,18 +176,19 @@ GPU_FIGURES: dict[str, GpuFigures] = {g.name: g for g in (
             "nvidia-smi on the project's H200: memory 3201 MHz (6402 MT/s), SM clock up to 1980 MHz, default "
             "application clocks memory 3201 MHz and SM 1980 MHz, the only supported pair; the SM clock read "
             "1977-1980 MHz in every measured launch (datasets/h200-counters)",
+            "NVML on the project's H200: power limit 700 W",
         ),
-        default_clocks=(3201, 1980),
+        default_clocks=(3201, 1980), power_limit_w=700,
     ),
     # max_core_mhz of the two Ada boards is deviceQuery's maximum clock, the boost clock: their nvidia-smi clock
     # tables were not seen and may offer more
     GpuFigures(
         "l40s", "NVIDIA L40S 48 GB (Ada AD102, GDDR6)", "l40s", memory_bus_bits=384, transfers_per_memory_clock=2,
         memory_mhz=9001, base_core_mhz=1110, boost_core_mhz=2520, max_core_mhz=2520, l2_bytes=96 * MIB,
-        l1_bytes_per_sm=128 * KIB, memory_bytes=48 * GIB,
+        l1_bytes_per_sm=128 * KIB, memory_bytes=48 * GIB, power_limit_w=350,
         sources=(
             "NVIDIA L40S datasheet: 48 GB GDDR6 with ECC, 864 GB/s, 18,176 CUDA cores (= 142 SMs x 128), 142 "
-            "third-generation RT cores, 568 fourth-generation Tensor cores",
+            "third-generation RT cores, 568 fourth-generation Tensor cores, max power consumption 350 W",
             "TechPowerUp GPU database, NVIDIA L40S: AD102, 142 SMs, 384-bit GDDR6 at 18 Gbps effective, "
             "864.0 GB/s, base 1110 MHz, boost 2520 MHz (its '48 MB' L2 disagrees with the device's 96 MiB)",
             _GUIDE_L1["sm_89"],
@@ -198,11 +202,11 @@ GPU_FIGURES: dict[str, GpuFigures] = {g.name: g for g in (
     GpuFigures(
         "rtx4090", "NVIDIA GeForce RTX 4090 24 GB (Ada AD102, GDDR6X)", "rtx4090", memory_bus_bits=384,
         transfers_per_memory_clock=2, memory_mhz=10501, base_core_mhz=2235, boost_core_mhz=2520,
-        max_core_mhz=2520, l2_bytes=72 * MIB, l1_bytes_per_sm=128 * KIB, memory_bytes=24 * GIB,
+        max_core_mhz=2520, l2_bytes=72 * MIB, l1_bytes_per_sm=128 * KIB, memory_bytes=24 * GIB, power_limit_w=450,
         sources=(
             "NVIDIA Ada GPU Architecture whitepaper, GeForce RTX 4090: 128 SMs (16384 CUDA cores), base 2235 MHz, "
             "boost 2520 MHz, 384-bit GDDR6X at 21 Gbps, 1008 GB/s, 24 GB, 72 MB L2 (the full AD102 has 96 MB), "
-            "128 KB L1/shared memory per SM",
+            "128 KB L1/shared memory per SM, total graphics power 450 W",
             _GUIDE_L1["sm_89"],
             "deviceQuery on NVIDIA GeForce RTX 4090 (public logs): compute capability 8.9, 128 multiprocessors, "
             "max clock 2520 MHz, memory clock 10501 MHz (21 Gbps = 2 transfers per reported clock), 384-bit bus, "

@@ -61,12 +61,21 @@ L1_PER_SM = {
 }
 #: board memory, GB as published
 MEMORY_GB = {"gtxtitanx": 12, "a100": 40, "h100": 80, "h200": 141, "l40s": 48, "rtx4090": 24}
+#: the board's power limit in W, as published
+POWER_LIMIT_W = {
+    "gtxtitanx": 250,  # GTX TITAN X specifications: graphics card power 250 W
+    "a100": 400,  # A100 datasheet, A100 40GB SXM: max thermal design power 400 W
+    "h100": 700,  # H100 datasheet, H100 SXM: max thermal design power up to 700 W
+    "h200": 700,  # H200 datasheet, H200 SXM: up to 700 W; NVML on the project's H200: power limit 700 W
+    "l40s": 350,  # L40S datasheet: max power consumption 350 W
+    "rtx4090": 450,  # Ada whitepaper, RTX 4090: total graphics power 450 W
+}
 
 BOARDS = sorted(GPU_FIGURES)
 
 
 def test_every_board_is_checked_against_its_sources() -> None:
-    for table in (BANDWIDTH, DATA_RATE, SMS, L2, MEMORY_GB):
+    for table in (BANDWIDTH, DATA_RATE, SMS, L2, MEMORY_GB, POWER_LIMIT_W):
         assert set(table) == set(GPU_FIGURES)
 
 
@@ -101,6 +110,11 @@ def test_cache_figures_are_the_published_ones_and_consistent(name: str) -> None:
         assert g.l2_bytes_per_clock > 0 and g.l2_bandwidth(g.max_core_mhz) > g.bandwidth(g.memory_mhz)
     else:
         assert g.l2_bandwidth(g.max_core_mhz) is None
+
+
+@pytest.mark.parametrize("name", BOARDS)
+def test_power_limits_are_the_published_ones(name: str) -> None:
+    assert GPU_FIGURES[name].power_limit_w == POWER_LIMIT_W[name]
 
 
 def test_the_a100_l2_bandwidth_is_the_whitepapers() -> None:
@@ -141,6 +155,7 @@ def test_to_dict_carries_the_cache_figures(name: str) -> None:
     assert (d["l2_bytes"], d["l1_bytes_per_sm"], d["line_bytes"], d["sector_bytes"], d["memory_bytes"]) == (
         L2[name], L1_PER_SM[g.arch], 128, 32, MEMORY_GB[name] * GIB)
     assert d["l2_bytes_per_clock"] == g.l2_bytes_per_clock and d["sources"] == list(g.sources)
+    assert d["power_limit_w"] == POWER_LIMIT_W[name]
 
 
 def test_new_occupancy_specs() -> None:

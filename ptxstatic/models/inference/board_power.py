@@ -2,19 +2,22 @@
 
 A board draws its idle power plus, for each of its units, an energy per unit of work: power is
 ``idle_w`` plus, for each *activity*, its weight (watts at full use) times the activity. An activity is the
-fraction of the launch's busy time a unit is in use, from the same work, traffic and resource times that
-the bottleneck time model (:mod:`ptxstatic.models.inference.bottleneck`) computes:
+fraction of the launch's time a unit is in use, from the same work, traffic and resource times that the
+bottleneck time model (:mod:`ptxstatic.models.inference.bottleneck`) computes, the launch's time being that
+model's (its resources' overlapped times plus the launch overhead):
 
 * ``issue`` and one per pipe (``alu``, ``fma``, ``fp64``, ``xu``, ...): the busiest SM's scheduler or pipe
-  clocks over the busy time, times the share of SMs the grid occupies (a grid of 13 CTAs on 132 SMs leaves
-  nine SMs in ten idle);
-* ``dram``, ``l2``, ``l1``: each memory level's time over the busy time;
+  clocks over the launch's time, times the share of SMs the grid occupies (a grid of 13 CTAs on 132 SMs
+  leaves nine SMs in ten idle);
+* ``dram``, ``l2``, ``l1``: each memory level's time over the launch's time; the L2's is the time it moves
+  sectors, not the time its atomic units serialise atomics (atomics on a few lines keep one slice's atomic
+  unit busy while the rest of the chip waits: measured on the H200, such launches draw within 20 W of the
+  least any launch drew);
 
-the busy time being the longest resource time (all capped at 1). The weights are non-negative and fitted
-on a GPU's measured board power at its default clocks (``trained/<gpu>/power``, the card saying on what and
-how well); the interval is the spread of the fit's errors on benchmark families it was not fitted on. Power
-follows the time model: where that model is far off (contended atomics it does not serialise), the power is
-too, in the direction of too much activity.
+all capped at 1. The weights are non-negative and fitted on a GPU's measured board power at its default
+clocks (``trained/<gpu>/power``, the card saying on what and how well); the interval is the spread of the
+fit's errors on benchmark families it was not fitted on. Power follows the time model: where that model is
+far off, the power is too.
 """
 
 from __future__ import annotations
@@ -23,7 +26,13 @@ from dataclasses import asdict, dataclass, field
 
 from ptxstatic.features.work import LaunchWork
 from ptxstatic.hardware.figures import GpuFigures
-from ptxstatic.models.inference.bottleneck import BottleneckParameters, busiest_sm, resource_times
+from ptxstatic.models.inference.bottleneck import (
+    BottleneckParameters,
+    busiest_sm,
+    combine,
+    l2_times,
+    resource_times,
+)
 
 MODEL = "activity power"
 #: the memory levels' activities (the core's are ``issue`` and the work's pipes)
@@ -67,17 +76,18 @@ class PowerEstimate:
 
 def activities(work: LaunchWork, figures: GpuFigures, f_mem_mhz: float, f_core_mhz: float,
                params: BottleneckParameters) -> dict[str, float]:
-    """Each unit's fraction of the busy time in use (module docstring)."""
+    """Each unit's fraction of the launch's time in use (module docstring)."""
     times = resource_times(work, figures, f_mem_mhz, f_core_mhz, params)
-    busy = max(times.values())
+    busy = combine(times, params.overlap) + params.overhead_us * 1e-6
     _, share = busiest_sm(work, figures)
     occupied = min(1.0, max(work.ctas, 1) / figures.sms)
     core_busy = share / (f_core_mhz * 1e6) * occupied
     out = {"issue": work.issue_cycles * core_busy}
     out.update({pipe: cycles * core_busy for pipe, cycles in sorted(work.pipe_cycles.items())})
-    out = {k: v / busy if busy > 0 else 0.0 for k, v in out.items()}
-    out.update({level: times[level] / busy if busy > 0 else 0.0 for level in MEMORY_LEVELS})
-    return {k: min(1.0, v) for k, v in out.items()}
+    out.update({level: times[level] for level in MEMORY_LEVELS})
+    if work.traffic is not None:
+        out["l2"] = l2_times(work.traffic, figures, f_core_mhz, params)[0]
+    return {k: min(1.0, v / busy) if busy > 0 else 0.0 for k, v in out.items()}
 
 
 def launch_power(work: LaunchWork, figures: GpuFigures, f_mem_mhz: float, f_core_mhz: float,

@@ -44,6 +44,7 @@ from ptxstatic.features.work import LaunchWork
 from ptxstatic.hardware.figures import GpuFigures
 from ptxstatic.traffic.atomics import busy_slices
 from ptxstatic.traffic.caches import SECTOR
+from ptxstatic.traffic.model import LaunchTraffic
 
 MODEL = "bottleneck"
 RESOURCES = ("core", "dram", "l2", "l1")
@@ -166,17 +167,26 @@ def resource_times(work: LaunchWork, figures: GpuFigures, f_mem_mhz: float, f_co
     if t is not None:
         pick = lambda e: getattr(e, which)  # noqa: E731
         out["dram"] = pick(t.steady_dram_bytes) / (figures.bandwidth(f_mem_mhz) * params.dram_share)
-        slices = figures.l2_bytes / params.l2_bytes_per_slice
-        atomic_rate = params.l2_atomic_sectors_per_slice_clock * busy_slices(t.l2_atomic_lines, slices)
-        out["l2"] = ((pick(t.l2_read_sectors) + pick(t.l2_write_sectors)) * SECTOR / params.l2_bytes_per_clock
-                     + pick(t.l2_partial_write_sectors) * SECTOR / params.l2_partial_write_bytes_per_clock
-                     + pick(t.l2_atomic_sectors) / atomic_rate) / clock
+        out["l2"] = sum(l2_times(t, figures, f_core_mhz, params, which))
         out["l1"] = share * (pick(t.l1_sectors) / params.l1_sectors_per_clock
                              + pick(t.shared_wavefronts) / params.shared_wavefronts_per_clock
                              + pick(t.constant_replays) / params.constant_addresses_per_clock) / clock
     else:
         out["dram"] = work.offchip_bytes / (figures.bandwidth(f_mem_mhz) * params.dram_share)
     return out
+
+
+def l2_times(traffic: LaunchTraffic, figures: GpuFigures, f_core_mhz: float, params: BottleneckParameters,
+             which: str = "value") -> tuple[float, float]:
+    """Seconds the L2 needs to move the launch's sectors (read, written, and written in part) and, apart, its
+    slices' atomic units to do its atomics one request after another (module docstring)."""
+    pick = lambda e: getattr(e, which)  # noqa: E731
+    clock = f_core_mhz * 1e6
+    slices = figures.l2_bytes / params.l2_bytes_per_slice
+    atomic_rate = params.l2_atomic_sectors_per_slice_clock * busy_slices(traffic.l2_atomic_lines, slices)
+    data = ((pick(traffic.l2_read_sectors) + pick(traffic.l2_write_sectors)) * SECTOR / params.l2_bytes_per_clock
+            + pick(traffic.l2_partial_write_sectors) * SECTOR / params.l2_partial_write_bytes_per_clock)
+    return data / clock, pick(traffic.l2_atomic_sectors) / atomic_rate / clock
 
 
 def issue_cycles(work: LaunchWork, params: BottleneckParameters) -> float:
