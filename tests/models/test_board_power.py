@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from pathlib import Path
 
 import pytest
 from support.paths import ROOT
@@ -32,9 +33,9 @@ needs_data = pytest.mark.skipif(not (SHARED / "microbenchmarks-1s.sqlite").is_fi
 needs_model = pytest.mark.skipif(power_parameters("h200") is None, reason="no shipped trained/h200/power")
 
 
-def roofline_work(kernel: str, grid: int, args: dict):
-    module = parse_file(PTX)
-    bound = bind(module, kernel, Launch((grid, 1, 1), (256, 1, 1), args=args))
+def launch_work_of(ptx: Path, kernel: str, launch: Launch):
+    module = parse_file(ptx)
+    bound = bind(module, kernel, launch)
     counts = estimate_counts(bound).counts
     return launch_work(module, counts, H200, launch_traffic(bound, counts.counts, H200))
 
@@ -42,26 +43,25 @@ def roofline_work(kernel: str, grid: int, args: dict):
 def power(kernel: str, grid: int, args: dict):
     params = power_parameters("h200")
     assert params is not None
-    work = roofline_work(kernel, grid, args)
+    work = launch_work_of(PTX, kernel, Launch((grid, 1, 1), (256, 1, 1), args=args))
     return launch_power(work, H200, *H200.default_clocks, bottleneck_parameters("h200"), params), params
 
 
 def atomic_work():
     """1024 CTAs of 256 threads adding to one line's sixteen counters (tests/data/traffic/traffic.cu)."""
-    module = parse_file(TRAFFIC_PTX)
-    bound = bind(module, "atomic_slots", Launch((1024, 1, 1), (256, 1, 1), 0,
-                                                {"counts": Buffer("u32", 16, output=True), "slots": 16, "iters": 64}))
-    counts = estimate_counts(bound).counts
-    return launch_work(module, counts, H200, launch_traffic(bound, counts.counts, H200))
+    return launch_work_of(TRAFFIC_PTX, "atomic_slots", Launch((1024, 1, 1), (256, 1, 1), 0, {
+        "counts": Buffer("u32", 16, output=True), "slots": 16, "iters": 64}))
 
 
 @needs_model
 def test_a_streaming_kernel_keeps_dram_busy_and_draws_more_than_idle() -> None:
     """DRAM is the streaming kernel's busiest unit, in use for the share of the launch's modelled time that its
     bytes take at DRAM's sustained rate."""
-    p, params = power("saxpy_n", 4096, {"0": 1 << 26, "1": 2})
-    est = launch_time(roofline_work("saxpy_n", 4096, {"0": 1 << 26, "1": 2}), H200, *H200.default_clocks,
-                      bottleneck_parameters("h200"))
+    work = launch_work_of(PTX, "saxpy_n", Launch((4096, 1, 1), (256, 1, 1), args={"0": 1 << 26, "1": 2}))
+    tp, params = bottleneck_parameters("h200"), power_parameters("h200")
+    assert params is not None
+    p = launch_power(work, H200, *H200.default_clocks, tp, params)
+    est = launch_time(work, H200, *H200.default_clocks, tp)
     assert max(p.activities, key=p.activities.get) == "dram"
     assert p.activities["dram"] == pytest.approx(est.resources_ms["dram"] / est.time_ms)
     assert params.idle_w < p.power_w and p.low_w < p.power_w < p.high_w

@@ -29,8 +29,8 @@ from ptxstatic.hardware.figures import GpuFigures
 from ptxstatic.models.inference.bottleneck import (
     BottleneckParameters,
     busiest_sm,
-    combine,
     l2_times,
+    launch_seconds,
     resource_times,
 )
 
@@ -78,7 +78,7 @@ def activities(work: LaunchWork, figures: GpuFigures, f_mem_mhz: float, f_core_m
                params: BottleneckParameters) -> dict[str, float]:
     """Each unit's fraction of the launch's time in use (module docstring)."""
     times = resource_times(work, figures, f_mem_mhz, f_core_mhz, params)
-    busy = combine(times, params.overlap) + params.overhead_us * 1e-6
+    busy = launch_seconds(times, params)
     _, share = busiest_sm(work, figures)
     occupied = min(1.0, max(work.ctas, 1) / figures.sms)
     core_busy = share / (f_core_mhz * 1e6) * occupied

@@ -207,16 +207,20 @@ def combine(times: dict[str, float], p: float) -> float:
     return top * sum((v / top) ** p for v in times.values()) ** (1.0 / p)
 
 
+def launch_seconds(times: dict[str, float], params: BottleneckParameters) -> float:
+    """The launch's modelled time from its resources' times: their ``overlap``-norm plus the launch overhead."""
+    return combine(times, params.overlap) + params.overhead_us * 1e-6
+
+
 def launch_time(work: LaunchWork, figures: GpuFigures, f_mem_mhz: float, f_core_mhz: float,
                 params: BottleneckParameters = DEFAULT_PARAMETERS) -> TimeEstimate:
     """The estimate of ``work`` on ``figures``'s GPU at the given clocks, with its interval."""
     overhead = params.overhead_us * 1e-6
     times = resource_times(work, figures, f_mem_mhz, f_core_mhz, params)
-    busy = combine(times, params.overlap)
     low = combine(resource_times(work, figures, f_mem_mhz, f_core_mhz, params, "low"), params.overlap)
     high = combine(resource_times(work, figures, f_mem_mhz, f_core_mhz, params, "high"), params.overlap)
     which = params.fitted_on or f"default parameters (the H200's fit), not fitted on {figures.name}"
     waits = core_cycles(work, figures, params)[1] / (f_core_mhz * 1e6)
-    return TimeEstimate(figures.name, f_mem_mhz, f_core_mhz, (busy + overhead) * 1e3,
+    return TimeEstimate(figures.name, f_mem_mhz, f_core_mhz, launch_seconds(times, params) * 1e3,
                         (low * params.error_low + overhead) * 1e3, (high * params.error_high + overhead) * 1e3,
                         {k: v * 1e3 for k, v in times.items()}, overhead * 1e3, which, waits * 1e3)
